@@ -1,0 +1,211 @@
+/* api.c: libzsp's public entry points (zsp.h): compiler options, compile, results.
+ * Internal failures are filtered to the closed set of enum zsp_status here. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+#ifndef ZSP_DATADIR
+#define ZSP_DATADIR "/usr/local/share/zsp"
+#endif
+
+const char *zsp_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+zsp_compiler *zsp_compiler_new(void)
+{
+	zsp_compiler *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->datadir = strdup(ZSP_DATADIR);
+	if (!c->datadir) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void zsp_compiler_free(zsp_compiler *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ninclude; i++)
+		free(c->include_dirs[i]);
+	free(c->include_dirs);
+	for (size_t i = 0; i < c->ndefines; i++) {
+		free((char *)c->defines[i].name);
+		free((char *)c->defines[i].value);
+	}
+	free(c->defines);
+	for (size_t i = 0; i < c->nwarning_specs; i++)
+		free(c->warning_specs[i]);
+	free(c->datadir);
+	free(c);
+}
+
+void zsp_compiler_set_sink(zsp_compiler *c, zsp_diag_fn fn, void *ctx)
+{
+	c->sink = fn;
+	c->sink_ctx = ctx;
+}
+
+void zsp_compiler_set_datadir(zsp_compiler *c, const char *dir)
+{
+	char *d = dir ? strdup(dir) : NULL;
+	if (dir && !d)
+		return;
+	free(c->datadir);
+	c->datadir = d;
+}
+
+int zsp_compiler_add_include_dir(zsp_compiler *c, const char *dir)
+{
+	if (!dir || !*dir)
+		return ZSP_EUSAGE;
+	char **n = realloc(c->include_dirs, (c->ninclude + 1) * sizeof(*n));
+	if (!n)
+		return ZSP_EINTERNAL;
+	c->include_dirs = n;
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (!(n[c->ninclude] = strndup(dir, len)))
+		return ZSP_EINTERNAL;
+	c->ninclude++;
+	return ZSP_OK;
+}
+
+int zsp_compiler_define(zsp_compiler *c, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > 64 || (name[0] >= '0' && name[0] <= '9') ||
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n)
+		return ZSP_EUSAGE;
+	if (strstr(value, "${"))
+		return ZSP_EUSAGE;
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return ZSP_EUSAGE;
+	for (size_t i = 0; i < c->ndefines; i++) {
+		if (strcmp(c->defines[i].name, name) == 0) {
+			char *v = strdup(value);
+			if (!v)
+				return ZSP_EINTERNAL;
+			free((char *)c->defines[i].value);
+			c->defines[i].value = v; /* the last -D wins, as with cc */
+			return ZSP_OK;
+		}
+	}
+	struct zsp_define *d = realloc(c->defines, (c->ndefines + 1) * sizeof(*d));
+	if (!d)
+		return ZSP_EINTERNAL;
+	c->defines = d;
+	d[c->ndefines].name = strdup(name);
+	d[c->ndefines].value = strdup(value);
+	d[c->ndefines].used = false;
+	if (!d[c->ndefines].name || !d[c->ndefines].value) {
+		free((char *)d[c->ndefines].name);
+		free((char *)d[c->ndefines].value);
+		return ZSP_EINTERNAL;
+	}
+	c->ndefines++;
+	return ZSP_OK;
+}
+
+int zsp_compiler_warning(zsp_compiler *c, const char *spec)
+{
+	zsp_diag probe;
+	zsp_diag_init(&probe, NULL, NULL);
+	if (!zsp_diag_option(&probe, spec))
+		return ZSP_EUSAGE;
+	if (c->nwarning_specs >= sizeof(c->warning_specs) / sizeof(c->warning_specs[0]))
+		return ZSP_EUSAGE;
+	if (!(c->warning_specs[c->nwarning_specs] = strdup(spec)))
+		return ZSP_EINTERNAL;
+	c->nwarning_specs++;
+	return ZSP_OK;
+}
+
+unsigned zsp_compiler_errors(const zsp_compiler *c)
+{
+	return c->diag.errors;
+}
+
+unsigned zsp_compiler_warnings(const zsp_compiler *c)
+{
+	return c->diag.warnings;
+}
+
+static int compile(zsp_compiler *c, const char *name, const char *text, size_t len,
+		   zsp_policy_set **out)
+{
+	*out = NULL;
+	zsp_diag_init(&c->diag, c->sink, c->sink_ctx);
+	for (size_t i = 0; i < c->nwarning_specs; i++)
+		zsp_diag_option(&c->diag, c->warning_specs[i]);
+	zsp_policy_set *set = calloc(1, sizeof(*set));
+	zsp_arena *a = zsp_arena_new();
+	if (!set || !a) {
+		free(set);
+		zsp_arena_free(a);
+		return ZSP_EINTERNAL;
+	}
+	set->arena = a;
+	zsp_cc cc = { .c = c, .a = a, .diag = &c->diag };
+	int rc = zsp_load(&cc, name, text, len);
+	if (rc == ZSP_OK && c->diag.errors == 0)
+		rc = zsp_lower(&cc, &set->ir);
+	else if (rc == ZSP_OK)
+		rc = ZSP_EPOLICY;
+	if (rc == ZSP_OK && c->diag.errors)
+		rc = ZSP_EPOLICY;
+	if (rc == ZSP_EINTERNAL || c->diag.oom)
+		zsp_diag_error_noloc(&c->diag, "out of memory");
+	if (rc != ZSP_EUSAGE && rc != ZSP_ENOINPUT)
+		zsp_diag_summary(&c->diag);
+	set->ir.source = zsp_arena_strdup(a, name);
+	if (rc != ZSP_OK || !set->ir.source) {
+		zsp_policy_set_free(set);
+		return rc == ZSP_OK ? ZSP_EINTERNAL : rc;
+	}
+	*out = set;
+	return ZSP_OK;
+}
+
+int zsp_compile_file(zsp_compiler *c, const char *path, zsp_policy_set **out)
+{
+	return compile(c, path, NULL, 0, out);
+}
+
+int zsp_compile_buffer(zsp_compiler *c, const char *name, const char *text, size_t len,
+		       zsp_policy_set **out)
+{
+	return compile(c, name, text ? text : "", len, out);
+}
+
+void zsp_policy_set_free(zsp_policy_set *set)
+{
+	if (!set)
+		return;
+	zsp_arena_free(set->arena);
+	free(set);
+}
+
+size_t zsp_policy_set_count(const zsp_policy_set *set)
+{
+	return set->ir.npolicies;
+}
+
+const char *zsp_policy_set_name(const zsp_policy_set *set, size_t i)
+{
+	return i < set->ir.npolicies ? set->ir.policies[i].name : NULL;
+}
+
+int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len)
+{
+	return zsp_ir_to_json(&set->ir, json, len);
+}

@@ -1,0 +1,75 @@
+/* compile.h: state of one compilation, shared by the compiler passes (internal to libzsp).
+ * The compiler owns options across compilations; a zsp_cc lives for one call of zsp_compile_*. */
+#ifndef ZSP_COMPILE_H
+#define ZSP_COMPILE_H
+
+#include "../lang/arena.h"
+#include "../lang/ast.h"
+#include "../lang/diag.h"
+#include "ir.h"
+#include "zsp.h"
+
+#define ZSP_INCLUDE_DEPTH 16
+
+struct zsp_define {
+	const char *name, *value;
+	bool used;
+};
+
+struct zsp_compiler {
+	char **include_dirs;
+	size_t ninclude;
+	struct zsp_define *defines;
+	size_t ndefines;
+	char *datadir;
+	zsp_diag diag;
+	zsp_diag_fn sink;
+	void *sink_ctx;
+	char *warning_specs[64];
+	size_t nwarning_specs;
+};
+
+struct zsp_policy_set {
+	zsp_arena *arena;
+	zsp_ir ir;
+};
+
+struct policy_state;
+
+/* One compilation. */
+typedef struct zsp_cc {
+	zsp_compiler *c;
+	zsp_arena *a;
+	zsp_diag *diag;
+	zsp_ast_file **files;
+	size_t nfiles, files_cap;
+	struct policy_state *pols;
+	size_t npols;
+	const char **syscall_names; /* lazily built for "did you mean" */
+	size_t nsyscall_names;
+	bool oom;
+} zsp_cc;
+
+/* Growable arrays in the arena: returns the (possibly moved) array with room for one more. */
+void *zsp_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem);
+#define ZSP_PUSH(cc, arr, n, cap)                                                        \
+	((arr) = zsp_grow((cc)->a, (arr), (n), &(cap), sizeof(*(arr))),                  \
+	 (arr) ? &(arr)[(n)++] : ((cc)->oom = true, (void *)0))
+
+/* load.c: reads the root file and its includes into cc->files. */
+int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len);
+
+/* lower.c: checks every policy and test and builds the IR. */
+int zsp_lower(zsp_cc *cc, zsp_ir *ir);
+
+/* fsnorm.c: protect expansion, merge, shadow detection and ordering of one policy's fs rules. */
+void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, size_t n);
+
+/* A location inside a string literal: byte off..off+len of its value, or the whole literal
+ * when the literal used escapes (offsets no longer map). */
+zsp_loc zsp_str_loc(const zsp_ast_str *s, size_t off, size_t len);
+
+/* ir_json.c */
+int zsp_ir_to_json(const zsp_ir *ir, char **out, size_t *len);
+
+#endif

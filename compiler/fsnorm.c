@@ -1,0 +1,260 @@
+/* fsnorm.c: the fs rules of one policy made canonical: protect names expanded under every
+ * writable root, same-path rules merged (deny > protected > write > read), shadowed rules
+ * dropped, and the rest ordered parents first (the order bwrap mounts need). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "path.h"
+
+/* Path order in which every path is followed directly by its descendants: '/' sorts lowest. */
+static int path_cmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned ca = (unsigned char)*a, cb = (unsigned char)*b;
+		if (ca == cb) {
+			if (!ca)
+				return 0;
+			continue;
+		}
+		if (!ca)
+			return -1;
+		if (!cb)
+			return 1;
+		if (ca == '/')
+			return -1;
+		if (cb == '/')
+			return 1;
+		return ca < cb ? -1 : 1;
+	}
+}
+
+struct item {
+	zsp_ir_fs_rule r;
+	size_t seq;     /* input order: earlier rules win ties and keep their location */
+	bool dropped;
+};
+
+static int item_cmp(const void *pa, const void *pb)
+{
+	const struct item *a = pa, *b = pb;
+	int c = path_cmp(a->r.path, b->r.path);
+	if (c)
+		return c;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int anchor_class(const char *p)
+{
+	return p[0] == '/' ? 0 : p[0] == '$' ? 1 : 2;
+}
+
+static int final_cmp(const void *pa, const void *pb)
+{
+	const zsp_ir_fs_rule *a = pa, *b = pb;
+	int ca = anchor_class(a->path), cb = anchor_class(b->path);
+	if (ca != cb)
+		return ca - cb;
+	size_t da = zsp_path_depth(a->path), db = zsp_path_depth(b->path);
+	if (da != db)
+		return da < db ? -1 : 1;
+	int c = strcmp(a->path, b->path);
+	if (c)
+		return c;
+	return (int)a->access - (int)b->access;
+}
+
+static const char *verb(zsp_access a)
+{
+	return a == ZSP_ACCESS_WRITE ? "write" : a == ZSP_ACCESS_DENY ? "deny" : "read";
+}
+
+/* Settles a run of rules naming the same path; leaves exactly one not dropped. */
+static void settle_same_path(zsp_cc *cc, struct item *g, size_t n)
+{
+	size_t keep = 0;
+	int best = -1;
+	for (size_t i = 0; i < n; i++) {
+		/* deny 3 > protected 2 > write 1 > read 0; the first of the strongest wins */
+		int rank = g[i].r.access == ZSP_ACCESS_DENY ? 3
+			 : g[i].r.protect ? 2
+			 : g[i].r.access == ZSP_ACCESS_WRITE ? 1 : 0;
+		if (rank > best) {
+			best = rank;
+			keep = i;
+		}
+	}
+	const zsp_ir_fs_rule *k = &g[keep].r;
+	for (size_t i = 0; i < n; i++) {
+		if (i == keep)
+			continue;
+		const zsp_ir_fs_rule *o = &g[i].r;
+		g[i].dropped = true;
+		if (o->protect)
+			continue; /* protection is implied by the stronger rule */
+		if (o->access == k->access && !k->protect) {
+			zsp_diag_warning(cc->diag, ZSP_W_DUPLICATE, o->loc, "`%s \"%s\"` repeats a rule",
+					 verb(o->access), o->path);
+			zsp_diag_note(cc->diag, k->loc, "the same rule is here");
+			continue;
+		}
+		if (k->access == ZSP_ACCESS_DENY) {
+			bool same_policy = strcmp(o->policy, k->policy) == 0;
+			const zsp_ir_fs_rule *later = o->loc.begin >= k->loc.begin || o->loc.src != k->loc.src ? o : k;
+			const zsp_ir_fs_rule *earlier = later == o ? k : o;
+			if (same_policy) {
+				zsp_diag_error(cc->diag, later->loc, "`%s` and `%s` name the same path `%s`",
+					       verb(later->access), verb(earlier->access), o->path);
+				zsp_diag_note(cc->diag, earlier->loc, "the other rule is here");
+				zsp_diag_hint(cc->diag, "keep one; to open a part of a denied tree, name the part");
+			} else {
+				zsp_diag_warning(cc->diag, ZSP_W_CONFLICT, o->loc,
+						 "`%s \"%s\"` cannot lift the deny of policy `%s`; the deny stands",
+						 verb(o->access), o->path, k->policy);
+				zsp_diag_note(cc->diag, k->loc, "denied here");
+			}
+			continue;
+		}
+		if (k->protect && o->access == ZSP_ACCESS_WRITE) {
+			zsp_diag_warning(cc->diag, ZSP_W_NO_EFFECT, o->loc,
+					 "`write \"%s\"` has no effect: `%s` is protected (read-only)",
+					 o->path, k->protect);
+			zsp_diag_note(cc->diag, k->loc, "protected here");
+		}
+		/* a read next to a write or a protection: implied, dropped silently */
+	}
+}
+
+/* Does some glob rule apply to a path strictly below `anc` down to and including `path`? */
+static bool glob_between(const struct item *globs, size_t nglobs, const char *anc, const char *path,
+			 char *scratch)
+{
+	if (!nglobs)
+		return false;
+	size_t alen = strlen(anc), plen = strlen(path);
+	for (size_t end = alen + 1; end <= plen; end++) {
+		if (end != plen && path[end] != '/')
+			continue;
+		memcpy(scratch, path, end);
+		scratch[end] = '\0';
+		for (size_t i = 0; i < nglobs; i++)
+			if (zsp_glob_match(globs[i].r.path, scratch))
+				return true;
+	}
+	return false;
+}
+
+void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, size_t n)
+{
+	size_t nroots = 0, nprot = 0;
+	for (size_t i = 0; i < n; i++) {
+		nroots += in[i].access == ZSP_ACCESS_WRITE && !in[i].protect;
+		nprot += in[i].protect != NULL;
+	}
+	size_t total = n - nprot + nprot * nroots;
+	struct item *items = calloc(total + 1, sizeof(*items));
+	if (!items) {
+		cc->oom = true;
+		return;
+	}
+	size_t m = 0, maxlen = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (in[i].protect)
+			continue;
+		items[m].r = in[i];
+		items[m].r.glob = zsp_glob_has_meta(in[i].path);
+		items[m].seq = m;
+		m++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!in[i].protect)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (in[j].access != ZSP_ACCESS_WRITE || in[j].protect)
+				continue;
+			const char *path = zsp_path_join(cc->a, in[j].path, in[i].protect);
+			if (!path) {
+				cc->oom = true;
+				free(items);
+				return;
+			}
+			items[m].r = in[i];
+			items[m].r.path = path;
+			items[m].r.root = in[j].path;
+			items[m].r.access = ZSP_ACCESS_READ;
+			items[m].r.glob = zsp_glob_has_meta(path);
+			items[m].seq = m;
+			m++;
+		}
+	}
+	for (size_t i = 0; i < m; i++) {
+		size_t l = strlen(items[i].r.path);
+		if (l > maxlen)
+			maxlen = l;
+	}
+	qsort(items, m, sizeof(*items), item_cmp);
+	for (size_t i = 0; i < m;) {
+		size_t j = i + 1;
+		while (j < m && strcmp(items[j].r.path, items[i].r.path) == 0)
+			j++;
+		if (j - i > 1)
+			settle_same_path(cc, items + i, j - i);
+		i = j;
+	}
+
+	/* Shadowing: a literal rule whose nearest literal ancestor decides the same way, with no
+	 * glob rule in between, changes nothing. Rules appear in path order, so ancestors form a
+	 * stack. */
+	struct item *globs = calloc(m + 1, sizeof(*globs));
+	const struct item **stack = calloc(m + 1, sizeof(*stack));
+	char *scratch = malloc(maxlen + 1);
+	size_t nglobs = 0, depth = 0;
+	if (!globs || !stack || !scratch) {
+		free(globs);
+		free(stack);
+		free(scratch);
+		free(items);
+		cc->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < m; i++)
+		if (!items[i].dropped && items[i].r.glob)
+			globs[nglobs++] = items[i];
+	for (size_t i = 0; i < m; i++) {
+		struct item *it = &items[i];
+		if (it->dropped || it->r.glob)
+			continue;
+		while (depth && !zsp_path_is_prefix(stack[depth - 1]->r.path, it->r.path))
+			depth--;
+		const struct item *anc = depth ? stack[depth - 1] : NULL;
+		if (anc && !it->r.protect && anc->r.access == it->r.access &&
+		    !glob_between(globs, nglobs, anc->r.path, it->r.path, scratch)) {
+			it->dropped = true;
+			zsp_diag_warning(cc->diag, ZSP_W_SHADOWED, it->r.loc,
+					 "`%s \"%s\"` changes nothing: a more general rule already decides it",
+					 verb(it->r.access), it->r.path);
+			zsp_diag_note(cc->diag, anc->r.loc, "`%s \"%s\"` is here", verb(anc->r.access),
+				      anc->r.path);
+			continue;
+		}
+		stack[depth++] = it;
+	}
+	free(globs);
+	free(stack);
+	free(scratch);
+
+	p->fs = zsp_arena_calloc(cc->a, m + 1, sizeof(*p->fs));
+	if (!p->fs) {
+		free(items);
+		cc->oom = true;
+		return;
+	}
+	p->nfs = 0;
+	for (size_t i = 0; i < m; i++)
+		if (!items[i].dropped)
+			p->fs[p->nfs++] = items[i].r;
+	free(items);
+	qsort(p->fs, p->nfs, sizeof(*p->fs), final_cmp);
+}

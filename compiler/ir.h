@@ -1,0 +1,166 @@
+/* ir.h: the normalized policy IR, the contract between the compiler passes, the oracle and the
+ * backends (which take it const). Arena-owned; see doc/ir.md for its JSON form. */
+#ifndef ZSP_IR_H
+#define ZSP_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lang/ast.h"
+
+#define ZSP_IR_VERSION 1
+
+typedef enum zsp_access {
+	ZSP_ACCESS_READ = 1,
+	ZSP_ACCESS_WRITE = 2,
+	ZSP_ACCESS_DENY = 3,
+} zsp_access;
+
+typedef struct zsp_ir_param {
+	const char *name;
+	const char *value;     /* resolved value (may still hold ${X} of unresolved params), NULL if unresolved */
+	const char *def;       /* declared default, NULL if none */
+	bool builtin;          /* HOME TMPDIR UID USER WORKSPACE */
+	bool from_define;      /* value came from -D */
+	zsp_loc loc;           /* the declaration, src NULL for an undeclared built-in */
+} zsp_ir_param;
+
+typedef struct zsp_ir_fs_rule {
+	zsp_access access;
+	const char *path;      /* normalized; ${NAME} for unresolved parameters */
+	bool glob;
+	const char *protect;   /* for a rule made by `protect NAME`: NAME; else NULL */
+	const char *root;      /* ... and the writable root it was expanded under */
+	const char *policy;    /* policy that wrote the rule (differs from the owner under extends) */
+	zsp_loc loc;
+} zsp_ir_fs_rule;
+
+typedef struct zsp_ir_host {
+	zsp_decision decision; /* ZSP_ALLOW or ZSP_DENY */
+	const char *host;      /* lower-cased; "*", "*.example.com", "10.0.0.1", "[::1]", "example.com" */
+	unsigned port;         /* 0 = any */
+	zsp_loc loc;
+} zsp_ir_host;
+
+typedef struct zsp_ir_unix {
+	zsp_decision decision;
+	const char *path;
+	zsp_loc loc;
+} zsp_ir_unix;
+
+typedef enum zsp_limit_kind {
+	ZSP_LIMIT_CPU,
+	ZSP_LIMIT_MEMORY,
+	ZSP_LIMIT_FSIZE,
+	ZSP_LIMIT_STACK,
+	ZSP_LIMIT_CORE,
+	ZSP_LIMIT_NOFILE,
+	ZSP_LIMIT_NPROC,
+	ZSP_LIMIT_COUNT
+} zsp_limit_kind;
+
+typedef struct zsp_ir_limit {
+	bool set;
+	bool unlimited;
+	uint64_t value;        /* seconds, bytes or a count */
+	zsp_loc loc;
+} zsp_ir_limit;
+
+typedef struct zsp_ir_env {
+	const char *name;      /* a name or a glob (keep/unset) */
+	const char *value;     /* set only */
+	zsp_loc loc;
+} zsp_ir_env;
+
+typedef struct zsp_ir_syscall {
+	const char *name;
+	int nr;                /* libseccomp's number on the build architecture */
+	zsp_decision action;   /* ZSP_ALLOW (lift from the hardening set) or ZSP_DENY */
+	int err;               /* errno for a deny; 0 with kill */
+	bool kill;
+	zsp_loc loc;
+} zsp_ir_syscall;
+
+typedef struct zsp_ir_tool_rule {
+	zsp_decision decision;
+	bool is_path;          /* path glob rather than regex */
+	const char *pattern;
+	bool case_sensitive;   /* effective, after the tool's `case` setting */
+	zsp_loc loc;
+} zsp_ir_tool_rule;
+
+typedef struct zsp_ir_tool {
+	const char *name;
+	zsp_decision def;      /* ZSP_DECISION_NONE: fall through to the policy default */
+	bool case_sensitive;
+	zsp_ir_tool_rule *rules;
+	size_t nrules;
+	zsp_loc loc;
+} zsp_ir_tool;
+
+typedef struct zsp_ir_policy {
+	const char *name;
+	zsp_loc loc;
+	const char **extends;
+	size_t nextends;
+	zsp_ir_param *params;
+	size_t nparams;
+	zsp_decision def;      /* policy default for tools; ZSP_ASK unless stated */
+	zsp_ir_fs_rule *fs;    /* most specific last: sorted by (anchor, depth, path, access) */
+	size_t nfs;
+	int net_mode;          /* enum zsp_net_mode */
+	zsp_ir_host *hosts;
+	size_t nhosts;
+	zsp_ir_unix *unix_socks;
+	size_t nunix;
+	bool env_clear;
+	zsp_ir_env *env_keep, *env_unset, *env_set;
+	size_t nenv_keep, nenv_unset, nenv_set;
+	zsp_ir_limit limits[ZSP_LIMIT_COUNT];
+	zsp_ir_syscall *syscalls;
+	size_t nsyscalls;
+	zsp_ir_tool *tools;    /* sorted by name */
+	size_t ntools;
+} zsp_ir_policy;
+
+typedef struct zsp_ir_request {
+	const char *kind;      /* terminal, read, copy_path, mcp:server:tool, ... */
+	const char **args;
+	size_t nargs;
+} zsp_ir_request;
+
+typedef struct zsp_ir_expect {
+	zsp_decision decision;
+	zsp_ir_request req;
+	zsp_loc loc;
+} zsp_ir_expect;
+
+typedef struct zsp_ir_define {
+	const char *name, *value;
+	zsp_loc loc;
+} zsp_ir_define;
+
+typedef struct zsp_ir_test {
+	const char *policy;
+	zsp_loc loc;
+	zsp_ir_define *defines;
+	size_t ndefines;
+	zsp_ir_expect *expects;
+	size_t nexpects;
+} zsp_ir_test;
+
+typedef struct zsp_ir {
+	const char *source;        /* the file named on the command line */
+	zsp_ir_policy *policies;   /* sorted by name */
+	size_t npolicies;
+	zsp_ir_test *tests;        /* in source order */
+	size_t ntests;
+} zsp_ir;
+
+const char *zsp_access_name(zsp_access a);
+const char *zsp_limit_name(zsp_limit_kind k);
+const char *zsp_net_mode_name(int mode);
+const zsp_ir_policy *zsp_ir_find_policy(const zsp_ir *ir, const char *name);
+
+#endif

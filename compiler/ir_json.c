@@ -1,0 +1,375 @@
+/* ir_json.c: the IR as stable, indented JSON (doc/ir.md). Same IR in, same bytes out:
+ * key order is fixed, lists are in IR order, locations are "file:line:col". */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+struct out {
+	char *p;
+	size_t len, cap;
+	bool oom;
+	int depth;
+	bool first;   /* no member written yet at this depth */
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->oom)
+		return;
+	if (o->len + n + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 4096;
+		while (cap < o->len + n + 1)
+			cap *= 2;
+		char *p = realloc(o->p, cap);
+		if (!p) {
+			o->oom = true;
+			return;
+		}
+		o->p = p;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+	o->p[o->len] = '\0';
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void putf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct out *o, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		put(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static void esc(struct out *o, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': puts_(o, "\\\""); break;
+		case '\\': puts_(o, "\\\\"); break;
+		case '\n': puts_(o, "\\n"); break;
+		case '\t': puts_(o, "\\t"); break;
+		case '\r': puts_(o, "\\r"); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				putf(o, "\\u%04x", *p);
+			else
+				put(o, (const char *)p, 1);
+		}
+	}
+}
+
+static void str(struct out *o, const char *s)
+{
+	if (!s) {
+		puts_(o, "null");
+		return;
+	}
+	put(o, "\"", 1);
+	esc(o, s);
+	put(o, "\"", 1);
+}
+
+static void newline(struct out *o)
+{
+	put(o, "\n", 1);
+	for (int i = 0; i < o->depth; i++)
+		put(o, "  ", 2);
+}
+
+/* Opens an object or array member: comma, newline, indentation, key. */
+static void key(struct out *o, const char *k)
+{
+	if (!o->first)
+		put(o, ",", 1);
+	o->first = false;
+	newline(o);
+	if (k) {
+		str(o, k);
+		put(o, ": ", 2);
+	}
+}
+
+static void open_(struct out *o, const char *k, char c)
+{
+	key(o, k);
+	put(o, &c, 1);
+	o->depth++;
+	o->first = true;
+}
+
+static void close_(struct out *o, char c)
+{
+	o->depth--;
+	if (!o->first)
+		newline(o);
+	put(o, &c, 1);
+	o->first = false;
+}
+
+static void kv_str(struct out *o, const char *k, const char *v)
+{
+	key(o, k);
+	str(o, v);
+}
+
+static void kv_bool(struct out *o, const char *k, bool v)
+{
+	key(o, k);
+	puts_(o, v ? "true" : "false");
+}
+
+static void kv_loc(struct out *o, const char *k, zsp_loc loc)
+{
+	key(o, k);
+	if (!loc.src) {
+		puts_(o, "null");
+		return;
+	}
+	unsigned line, col;
+	zsp_source_position(loc.src, loc.begin, &line, &col);
+	char buf[64];
+	snprintf(buf, sizeof(buf), ":%u:%u", line, col);
+	put(o, "\"", 1);
+	esc(o, loc.src->path);
+	puts_(o, buf);
+	put(o, "\"", 1);
+}
+
+static const char *decision(zsp_decision d)
+{
+	return d == ZSP_DECISION_NONE ? NULL : zsp_decision_name(d);
+}
+
+const char *zsp_access_name(zsp_access a)
+{
+	return a == ZSP_ACCESS_WRITE ? "write" : a == ZSP_ACCESS_DENY ? "deny" : "read";
+}
+
+const char *zsp_net_mode_name(int mode)
+{
+	return mode == ZSP_NET_FULL ? "full" : mode == ZSP_NET_PROXY ? "proxy" : "none";
+}
+
+static void policy(struct out *o, const zsp_ir_policy *p)
+{
+	open_(o, NULL, '{');
+	kv_str(o, "name", p->name);
+	kv_loc(o, "loc", p->loc);
+	open_(o, "extends", '[');
+	for (size_t i = 0; i < p->nextends; i++)
+		kv_str(o, NULL, p->extends[i]);
+	close_(o, ']');
+	kv_str(o, "default", zsp_decision_name(p->def));
+
+	open_(o, "params", '[');
+	for (size_t i = 0; i < p->nparams; i++) {
+		const zsp_ir_param *pa = &p->params[i];
+		open_(o, NULL, '{');
+		kv_str(o, "name", pa->name);
+		kv_bool(o, "builtin", pa->builtin);
+		kv_str(o, "default", pa->def);
+		kv_str(o, "value", pa->value);
+		kv_str(o, "from", pa->from_define ? "define" : pa->value ? "default" : NULL);
+		kv_loc(o, "loc", pa->loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+
+	open_(o, "fs", '[');
+	for (size_t i = 0; i < p->nfs; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		open_(o, NULL, '{');
+		kv_str(o, "access", zsp_access_name(r->access));
+		kv_str(o, "path", r->path);
+		kv_bool(o, "glob", r->glob);
+		if (r->protect) {
+			kv_str(o, "protect", r->protect);
+			kv_str(o, "root", r->root);
+		}
+		kv_str(o, "policy", r->policy);
+		kv_loc(o, "loc", r->loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+
+	open_(o, "net", '{');
+	kv_str(o, "mode", zsp_net_mode_name(p->net_mode));
+	open_(o, "hosts", '[');
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const zsp_ir_host *h = &p->hosts[i];
+		open_(o, NULL, '{');
+		kv_str(o, "decision", decision(h->decision));
+		kv_str(o, "host", h->host);
+		key(o, "port");
+		if (h->port)
+			putf(o, "%u", h->port);
+		else
+			puts_(o, "\"*\"");
+		kv_loc(o, "loc", h->loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+	open_(o, "unix", '[');
+	for (size_t i = 0; i < p->nunix; i++) {
+		open_(o, NULL, '{');
+		kv_str(o, "decision", decision(p->unix_socks[i].decision));
+		kv_str(o, "path", p->unix_socks[i].path);
+		kv_loc(o, "loc", p->unix_socks[i].loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+	close_(o, '}');
+
+	open_(o, "process", '{');
+	open_(o, "env", '{');
+	kv_bool(o, "clear", p->env_clear);
+	open_(o, "keep", '[');
+	for (size_t i = 0; i < p->nenv_keep; i++)
+		kv_str(o, NULL, p->env_keep[i].name);
+	close_(o, ']');
+	open_(o, "unset", '[');
+	for (size_t i = 0; i < p->nenv_unset; i++)
+		kv_str(o, NULL, p->env_unset[i].name);
+	close_(o, ']');
+	open_(o, "set", '[');
+	for (size_t i = 0; i < p->nenv_set; i++) {
+		open_(o, NULL, '{');
+		kv_str(o, "name", p->env_set[i].name);
+		kv_str(o, "value", p->env_set[i].value);
+		kv_loc(o, "loc", p->env_set[i].loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+	close_(o, '}');
+	open_(o, "limits", '{');
+	for (int k = 0; k < ZSP_LIMIT_COUNT; k++) {
+		const zsp_ir_limit *l = &p->limits[k];
+		if (!l->set)
+			continue;
+		key(o, zsp_limit_name((zsp_limit_kind)k));
+		if (l->unlimited)
+			puts_(o, "\"unlimited\"");
+		else
+			putf(o, "%llu", (unsigned long long)l->value);
+	}
+	close_(o, '}');
+	open_(o, "syscalls", '[');
+	for (size_t i = 0; i < p->nsyscalls; i++) {
+		const zsp_ir_syscall *s = &p->syscalls[i];
+		open_(o, NULL, '{');
+		kv_str(o, "name", s->name);
+		kv_str(o, "action", s->action == ZSP_ALLOW ? "allow" : s->kill ? "kill" : "errno");
+		if (s->action == ZSP_DENY && !s->kill) {
+			key(o, "errno");
+			putf(o, "%d", s->err);
+		}
+		kv_loc(o, "loc", s->loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+	close_(o, '}');
+
+	open_(o, "tools", '[');
+	for (size_t i = 0; i < p->ntools; i++) {
+		const zsp_ir_tool *t = &p->tools[i];
+		open_(o, NULL, '{');
+		kv_str(o, "name", t->name);
+		kv_str(o, "default", decision(t->def));
+		kv_loc(o, "loc", t->loc);
+		open_(o, "rules", '[');
+		for (size_t j = 0; j < t->nrules; j++) {
+			const zsp_ir_tool_rule *r = &t->rules[j];
+			open_(o, NULL, '{');
+			kv_str(o, "decision", decision(r->decision));
+			kv_str(o, r->is_path ? "path" : "regex", r->pattern);
+			if (!r->is_path)
+				kv_bool(o, "case_sensitive", r->case_sensitive);
+			kv_loc(o, "loc", r->loc);
+			close_(o, '}');
+		}
+		close_(o, ']');
+		close_(o, '}');
+	}
+	close_(o, ']');
+	close_(o, '}');
+}
+
+static void test(struct out *o, const zsp_ir_test *t)
+{
+	open_(o, NULL, '{');
+	kv_str(o, "policy", t->policy);
+	kv_loc(o, "loc", t->loc);
+	open_(o, "defines", '[');
+	for (size_t i = 0; i < t->ndefines; i++) {
+		open_(o, NULL, '{');
+		kv_str(o, "name", t->defines[i].name);
+		kv_str(o, "value", t->defines[i].value);
+		close_(o, '}');
+	}
+	close_(o, ']');
+	open_(o, "expects", '[');
+	for (size_t i = 0; i < t->nexpects; i++) {
+		const zsp_ir_expect *x = &t->expects[i];
+		open_(o, NULL, '{');
+		kv_str(o, "decision", decision(x->decision));
+		kv_str(o, "request", x->req.kind);
+		open_(o, "args", '[');
+		for (size_t j = 0; j < x->req.nargs; j++)
+			kv_str(o, NULL, x->req.args[j]);
+		close_(o, ']');
+		kv_loc(o, "loc", x->loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+	close_(o, '}');
+}
+
+int zsp_ir_to_json(const zsp_ir *ir, char **json, size_t *len)
+{
+	struct out o = { .first = true };
+	put(&o, "{", 1);
+	o.depth = 1;
+	key(&o, "zsp_ir");
+	putf(&o, "%d", ZSP_IR_VERSION);
+	kv_str(&o, "source", ir->source);
+	open_(&o, "policies", '[');
+	for (size_t i = 0; i < ir->npolicies; i++)
+		policy(&o, &ir->policies[i]);
+	close_(&o, ']');
+	open_(&o, "tests", '[');
+	for (size_t i = 0; i < ir->ntests; i++)
+		test(&o, &ir->tests[i]);
+	close_(&o, ']');
+	o.depth = 0;
+	put(&o, "\n}\n", 3);
+	if (o.oom) {
+		free(o.p);
+		return ZSP_EINTERNAL;
+	}
+	*json = o.p;
+	*len = o.len;
+	return ZSP_OK;
+}
+
+const zsp_ir_policy *zsp_ir_find_policy(const zsp_ir *ir, const char *name)
+{
+	for (size_t i = 0; i < ir->npolicies; i++)
+		if (strcmp(ir->policies[i].name, name) == 0)
+			return &ir->policies[i];
+	return NULL;
+}

@@ -1,0 +1,240 @@
+/* load.c: reads the root policy file and, depth first, every file it includes.
+ * Include lookup: the including file's directory, then -I dirs, then the data dir; each file once. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compile.h"
+
+void *zsp_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	size_t ncap = *cap ? *cap * 2 : 8;
+	void *p = zsp_arena_calloc(a, ncap, elem);
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, arr, n * elem);
+	*cap = ncap;
+	return p;
+}
+
+/* Reads a whole regular file, at most ZSP_SOURCE_MAX bytes. errno-style failure. */
+static int read_file(const char *path, char **text, size_t *len, const char **why)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	if (!f) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+		*why = S_ISDIR(st.st_mode) ? "is a directory" : strerror(errno);
+		fclose(f);
+		return -1;
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		*why = "out of memory";
+		return -1;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap > ZSP_SOURCE_MAX) {
+				*why = "file is larger than 16 MiB";
+				free(buf);
+				fclose(f);
+				return -1;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				*why = "out of memory";
+				return -1;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(f)) {
+		*why = strerror(errno ? errno : EIO);
+		free(buf);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (n > ZSP_SOURCE_MAX) {
+		*why = "file is larger than 16 MiB";
+		free(buf);
+		return -1;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+struct loader {
+	zsp_cc *cc;
+	const char *stack[ZSP_INCLUDE_DEPTH + 1];      /* canonical paths on the include chain */
+	const zsp_source *stack_src[ZSP_INCLUDE_DEPTH + 1];
+	size_t depth;
+	const char **seen;                             /* canonical paths already read */
+	size_t nseen, seen_cap;
+};
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+static const char *resolve_include(zsp_cc *cc, const zsp_source *src, const char *name)
+{
+	if (name[0] == '/')
+		return file_exists(name) ? name : NULL;
+	const char *p = zsp_arena_printf(cc->a, "%s/%s", src->dir, name);
+	if (p && file_exists(p))
+		return p;
+	for (size_t i = 0; i < cc->c->ninclude; i++) {
+		p = zsp_arena_printf(cc->a, "%s/%s", cc->c->include_dirs[i], name);
+		if (p && file_exists(p))
+			return p;
+	}
+	if (cc->c->datadir) {
+		p = zsp_arena_printf(cc->a, "%s/%s", cc->c->datadir, name);
+		if (p && file_exists(p))
+			return p;
+	}
+	return NULL;
+}
+
+static int load_text(struct loader *ld, const char *path, const char *key, const char *text,
+		     size_t len, zsp_loc from);
+
+static int load_include(struct loader *ld, const zsp_source *parent, zsp_ast_include *inc)
+{
+	zsp_cc *cc = ld->cc;
+	const char *name = inc->name->s;
+	if (name[0] == '\0') {
+		zsp_diag_error(cc->diag, inc->name->loc, "empty include name");
+		return ZSP_OK;
+	}
+	const char *path = resolve_include(cc, parent, name);
+	if (!path) {
+		zsp_diag_error(cc->diag, inc->name->loc, "cannot find included file `%s`", name);
+		zsp_diag_hint(cc->diag, "searched %s, then each -I directory, then %s", parent->dir,
+			      cc->c->datadir ? cc->c->datadir : "(no data directory)");
+		return ZSP_OK;
+	}
+	char *real = realpath(path, NULL);
+	if (!real) {
+		zsp_diag_error(cc->diag, inc->name->loc, "cannot open included file `%s`: %s", path,
+			       strerror(errno));
+		return ZSP_OK;
+	}
+	const char *key = zsp_arena_strdup(cc->a, real);
+	free(real);
+	if (!key)
+		return ZSP_EINTERNAL;
+	for (size_t i = 0; i < ld->depth; i++) {
+		if (strcmp(ld->stack[i], key) != 0)
+			continue;
+		zsp_diag_error(cc->diag, inc->name->loc, "include cycle: `%s` is already being read",
+			       name);
+		for (size_t j = i + 1; j < ld->depth; j++)
+			zsp_diag_note(cc->diag, ld->stack_src[j]->included_from,
+				      "`%s` is included from here", ld->stack_src[j]->path);
+		return ZSP_OK;
+	}
+	for (size_t i = 0; i < ld->nseen; i++)
+		if (strcmp(ld->seen[i], key) == 0)
+			return ZSP_OK; /* a file included twice is read once */
+	if (ld->depth > ZSP_INCLUDE_DEPTH) {
+		zsp_diag_error(cc->diag, inc->name->loc, "includes nest deeper than %d files",
+			       ZSP_INCLUDE_DEPTH);
+		return ZSP_OK;
+	}
+	char *text;
+	size_t len;
+	const char *why;
+	if (read_file(path, &text, &len, &why) != 0) {
+		zsp_diag_error(cc->diag, inc->name->loc, "cannot read included file `%s`: %s", path, why);
+		return ZSP_OK;
+	}
+	int rc = load_text(ld, path, key, text, len, inc->loc);
+	free(text);
+	return rc;
+}
+
+static int load_text(struct loader *ld, const char *path, const char *key, const char *text,
+		     size_t len, zsp_loc from)
+{
+	zsp_cc *cc = ld->cc;
+	zsp_source *src = zsp_source_new(cc->a, path, text, len);
+	if (!src)
+		return ZSP_EINTERNAL;
+	src->included_from = from;
+	const char **seen = ZSP_PUSH(cc, ld->seen, ld->nseen, ld->seen_cap);
+	if (!seen)
+		return ZSP_EINTERNAL;
+	*seen = key;
+	zsp_ast_file *f = zsp_parse(cc->a, src, cc->diag);
+	if (!f)
+		return ZSP_EINTERNAL;
+	if (f->has_version && f->version != 1) {
+		zsp_diag_error(cc->diag, f->version_loc,
+			       "unsupported language version %llu; this zspc understands version 1",
+			       (unsigned long long)f->version);
+		zsp_diag_hint(cc->diag, "start the file with `zsp 1;`");
+	}
+	zsp_ast_file **slot = ZSP_PUSH(cc, cc->files, cc->nfiles, cc->files_cap);
+	if (!slot)
+		return ZSP_EINTERNAL;
+	*slot = f;
+	ld->stack[ld->depth] = key;
+	ld->stack_src[ld->depth] = src;
+	ld->depth++;
+	for (zsp_ast_include *inc = f->includes; inc; inc = inc->next) {
+		int rc = load_include(ld, src, inc);
+		if (rc != ZSP_OK) {
+			ld->depth--;
+			return rc;
+		}
+	}
+	ld->depth--;
+	return ZSP_OK;
+}
+
+int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len)
+{
+	struct loader ld = { .cc = cc };
+	char *owned = NULL;
+	const char *why;
+	if (!text) {
+		if (read_file(path, &owned, &len, &why) != 0) {
+			zsp_diag_error_noloc(cc->diag, "cannot read `%s`: %s", path, why);
+			return ZSP_ENOINPUT;
+		}
+		text = owned;
+	}
+	char *real = realpath(path, NULL);
+	const char *key = zsp_arena_strdup(cc->a, real ? real : path);
+	free(real);
+	int rc = key ? load_text(&ld, path, key, text, len, (zsp_loc){ 0 }) : ZSP_EINTERNAL;
+	free(owned);
+	return rc;
+}

@@ -1,0 +1,22 @@
+/* arena.h: bump allocator owning everything one compilation creates (AST, IR, strings).
+ * Freed once with zsp_arena_free; allocation failure returns NULL, never aborts. */
+#ifndef ZSP_ARENA_H
+#define ZSP_ARENA_H
+
+#include <stddef.h>
+
+typedef struct zsp_arena zsp_arena;
+
+zsp_arena *zsp_arena_new(void);
+void zsp_arena_free(zsp_arena *a);
+
+/* Zero-filled, aligned for any object. NULL on out-of-memory or size overflow. */
+void *zsp_arena_alloc(zsp_arena *a, size_t size);
+void *zsp_arena_calloc(zsp_arena *a, size_t n, size_t size);
+char *zsp_arena_strdup(zsp_arena *a, const char *s);
+char *zsp_arena_strndup(zsp_arena *a, const char *s, size_t n);
+/* printf into the arena. */
+char *zsp_arena_printf(zsp_arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,356 @@
+/* test_path.c: CUnit tests for compiler/path.c (normalization, glob syntax and matching).
+ * Tables first; each row is one assertion so a failure names the exact case. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../compiler/path.h"
+
+static zsp_arena *arena;
+
+static int setup(void)
+{
+	arena = zsp_arena_new();
+	return arena ? 0 : 1;
+}
+
+static int teardown(void)
+{
+	zsp_arena_free(arena);
+	return 0;
+}
+
+/* true if `in` normalizes to `want`; prints the difference otherwise. */
+static bool norm_is(const char *in, unsigned flags, const char *want)
+{
+	zsp_path_error e = { 0 };
+	char *got = zsp_path_normalize(arena, in, flags, &e);
+
+	if (got && strcmp(got, want) == 0)
+		return true;
+	fprintf(stderr, "\n  normalize(\"%s\"): got %s%s%s (err %s @%zu+%zu), want \"%s\"\n", in,
+		got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", got ? "-" : e.msg ? e.msg : "?", e.off,
+		e.len, want);
+	return false;
+}
+
+/* true if `in` is refused with the span off/len and a message containing `msg`. */
+static bool norm_fails(const char *in, unsigned flags, size_t off, size_t len, const char *msg)
+{
+	zsp_path_error e = { 0 };
+	char *got = zsp_path_normalize(arena, in, flags, &e);
+
+	if (!got && e.msg && strstr(e.msg, msg) && e.off == off && e.len == len)
+		return true;
+	fprintf(stderr, "\n  normalize(\"%s\"): got %s, err \"%s\" @%zu+%zu; want \"%s\" @%zu+%zu\n",
+		in, got ? got : "NULL", e.msg ? e.msg : "", e.off, e.len, msg, off, len);
+	return false;
+}
+
+static bool check_fails(const char *pattern, size_t off, size_t len, const char *msg)
+{
+	zsp_path_error e = { 0 };
+
+	if (!zsp_glob_check(pattern, &e) && e.msg && strstr(e.msg, msg) && e.off == off &&
+	    e.len == len)
+		return true;
+	fprintf(stderr, "\n  glob_check(\"%s\"): err \"%s\" @%zu+%zu; want \"%s\" @%zu+%zu\n",
+		pattern, e.msg ? e.msg : "(accepted)", e.off, e.len, msg, off, len);
+	return false;
+}
+
+enum { REL = ZSP_PATH_ALLOW_RELATIVE, LIT = ZSP_PATH_NO_GLOB };
+
+static const struct {
+	const char *in;
+	unsigned flags;
+	const char *want;
+} norm_table[] = {
+	{ "/", 0, "/" },
+	{ "//", 0, "/" },
+	{ "/a//b/", 0, "/a/b" },
+	{ "/a/./b/.", 0, "/a/b" },
+	{ "/a/b/../c", 0, "/a/c" },
+	{ "/..", 0, "/" },
+	{ "/a/../../b", 0, "/b" },
+	{ "~", 0, "${HOME}" },
+	{ "~/", 0, "${HOME}" },
+	{ "~/.ssh", 0, "${HOME}/.ssh" },
+	{ "~//.ssh/./", 0, "${HOME}/.ssh" },
+	{ "${WORKSPACE}", 0, "${WORKSPACE}" },
+	{ "${WORKSPACE}/src/../lib/", 0, "${WORKSPACE}/lib" },
+	{ "${_w1}/x", 0, "${_w1}/x" },
+	{ "**/.env", 0, "**/.env" },
+	{ "**", 0, "**" },
+	{ "**/a/../b", 0, "**/b" },
+	{ "/run/user/${UID}/bus", 0, "/run/user/${UID}/bus" },
+	{ "/a/~/b", 0, "/a/~/b" },
+	{ "/a/$x$", 0, "/a/$x$" },
+	{ "/a/\\x\\*", 0, "/a/x\\*" },
+	{ "/a/\\\\b", 0, "/a/\\\\b" },
+	{ "/a/\\.\\./b", 0, "/b" },
+	{ "/a/$\\{X}", 0, "/a/$\\{X}" },
+	{ "/a/[!x]*.c", 0, "/a/[!x]*.c" },
+	{ "/a/[\\]x]", 0, "/a/[\\]x]" },
+	{ "/home/\xc3\xa9/./x", 0, "/home/\xc3\xa9/x" },
+	{ ".git/hooks", REL, ".git/hooks" },
+	{ "./.git/", REL, ".git" },
+	{ "a/../b", REL, "b" },
+	{ "*.c", REL, "*.c" },
+	{ "\\~x", REL, "\\~x" },
+	{ "a/../~x", REL, "\\~x" },
+	{ "/etc", REL, "/etc" },
+	{ "~/x", REL, "${HOME}/x" },
+	{ "/run/a\\b/", LIT, "/run/a\\b" },
+	{ "/run/user/${UID}/bus", LIT, "/run/user/${UID}/bus" },
+};
+
+static void test_normalize_ok(void)
+{
+	for (size_t i = 0; i < sizeof(norm_table) / sizeof(norm_table[0]); i++)
+		CU_ASSERT(norm_is(norm_table[i].in, norm_table[i].flags, norm_table[i].want));
+}
+
+/* A normalized pattern must normalize to itself, or a second pass would change rules. */
+static void test_normalize_idempotent(void)
+{
+	for (size_t i = 0; i < sizeof(norm_table) / sizeof(norm_table[0]); i++)
+		CU_ASSERT(norm_is(norm_table[i].want, norm_table[i].flags, norm_table[i].want));
+}
+
+static void test_normalize_errors(void)
+{
+	zsp_path_error e = { 0 };
+
+	CU_ASSERT(norm_fails("", 0, 0, 0, "empty path"));
+	CU_ASSERT(norm_fails("src", 0, 0, 3, "relative path `src`: anchor it with"));
+	CU_ASSERT(norm_fails("src/main.rs", 0, 0, 3, "relative path"));
+	CU_ASSERT(norm_fails("./x", 0, 0, 1, "relative path"));
+	CU_ASSERT(norm_fails("\\~x", 0, 0, 3, "relative path"));
+	CU_ASSERT(norm_fails("~alice/x", 0, 0, 6, "`~user` paths are not supported"));
+	CU_ASSERT(norm_fails("~alice", REL, 0, 6, "`~user`"));
+	CU_ASSERT(norm_fails("${HOME", 0, 0, 6, "unterminated `${`"));
+	CU_ASSERT(norm_fails("${HOME/x}", 0, 0, 6, "unterminated `${`"));
+	CU_ASSERT(norm_fails("/a/${}", 0, 3, 3, "empty parameter name"));
+	CU_ASSERT(norm_fails("/a/${1X}/b", 0, 5, 2, "invalid parameter name `1X`"));
+	CU_ASSERT(norm_fails("/a/${A-B}", 0, 5, 3, "invalid parameter name"));
+	CU_ASSERT(norm_fails("${A}x/y", 0, 0, 5, "not an anchor"));
+	CU_ASSERT(norm_fails("${A}x/y", REL, 0, 5, "not an anchor"));
+	CU_ASSERT(norm_fails("${W}/..", 0, 5, 2, "`..` would climb above `${W}`"));
+	CU_ASSERT(norm_fails("${WORKSPACE}/a/../..", 0, 18, 2, "climb above `${WORKSPACE}`"));
+	CU_ASSERT(norm_fails("~/..", 0, 2, 2, "climb above `~`"));
+	CU_ASSERT(norm_fails("/a/*/../b", 0, 5, 2, "glob component `*`"));
+	CU_ASSERT(norm_fails("**/..", 0, 3, 2, "glob component `**`"));
+	CU_ASSERT(norm_fails("/a/[xy]/..", 0, 8, 2, "glob component `[xy]`"));
+	CU_ASSERT(norm_fails("/a/${X}/../b", 0, 8, 2, "component `${X}`"));
+	CU_ASSERT(norm_fails("/a/b${X}c/..", 0, 10, 2, "component `b${X}c`"));
+	CU_ASSERT(norm_fails("../x", REL, 0, 2, "climb above the start"));
+	CU_ASSERT(norm_fails("a/../..", REL, 5, 2, "climb above the start"));
+	CU_ASSERT(norm_fails(".", REL, 0, 1, "empty after normalization"));
+	CU_ASSERT(norm_fails("a/..", REL, 0, 4, "empty after normalization"));
+	CU_ASSERT(norm_fails("a/../${X}", REL, 0, 9, "start with a parameter"));
+	CU_ASSERT(norm_fails("/a\nb", 0, 2, 1, "control character 0x0a"));
+	CU_ASSERT(norm_fails("/a\x7f", 0, 2, 1, "control character 0x7f"));
+	CU_ASSERT(norm_fails("/a\\\tb", 0, 3, 1, "control character 0x09"));
+	CU_ASSERT(norm_fails("/a/b**", 0, 4, 2, "`**` must be a whole path component"));
+	CU_ASSERT(norm_fails("/a/***/b", 0, 3, 3, "`**` must be a whole path component"));
+	CU_ASSERT(norm_fails("/a/**b", 0, 3, 2, "`**` must be a whole path component"));
+	CU_ASSERT(norm_fails("/a/[bc", 0, 3, 1, "unterminated `[`"));
+	CU_ASSERT(norm_fails("/a/[b/c]", 0, 3, 1, "unterminated `[`"));
+	CU_ASSERT(norm_fails("/a/[]", 0, 3, 2, "empty `[]` class"));
+	CU_ASSERT(norm_fails("/a/[!]", 0, 3, 3, "empty `[]` class"));
+	CU_ASSERT(norm_fails("/a/[z-a]", 0, 4, 3, "reversed range"));
+	CU_ASSERT(norm_fails("/a/[^a]", 0, 4, 1, "`[^`"));
+	CU_ASSERT(norm_fails("/a/b\\", 0, 4, 1, "trailing `\\`"));
+	CU_ASSERT(norm_fails("/a\\/b", 0, 2, 2, "cannot be escaped"));
+	CU_ASSERT(norm_fails("/a/\\${HOME}", 0, 3, 2, "parameter reference cannot be escaped"));
+	CU_ASSERT(norm_fails("/run/*.sock", LIT, 5, 1, "glob characters are not allowed"));
+	CU_ASSERT(norm_fails("/run/a?", LIT, 6, 1, "glob characters are not allowed"));
+	CU_ASSERT(norm_fails("/run/[a]", LIT, 5, 1, "glob characters are not allowed"));
+	CU_ASSERT(norm_fails("**/x", LIT, 0, 1, "glob characters are not allowed"));
+
+	/* the hint for a relative path proposes both anchors with the name itself */
+	CU_ASSERT_PTR_NULL(zsp_path_normalize(arena, "./src/x", 0, &e));
+	CU_ASSERT(e.hint && strstr(e.hint, "`${WORKSPACE}/src/x`") && strstr(e.hint, "`**/src/x`"));
+	/* a literal path is not offered `**` + `/`, which it would refuse */
+	CU_ASSERT(norm_fails("bus", LIT, 0, 3, "relative path `bus`: anchor it with `/`, `~` or `${WORKSPACE}/`"));
+}
+
+static void test_glob_check(void)
+{
+	zsp_path_error e = { 0 };
+
+	CU_ASSERT_TRUE(zsp_glob_check("/a/**/b", &e));
+	CU_ASSERT_TRUE(zsp_glob_check("**", &e));
+	CU_ASSERT_TRUE(zsp_glob_check("/a/\\**", &e));
+	CU_ASSERT_TRUE(zsp_glob_check("/a/[a-z]x", &e));
+	CU_ASSERT_TRUE(zsp_glob_check("/a/[-a]/[a-]/[!-]", &e));
+	CU_ASSERT_TRUE(zsp_glob_check("/a/[\\!\\]\\-]", &e));
+	CU_ASSERT_TRUE(zsp_glob_check("/a/[a-\xc3\xa9]", &e));
+	CU_ASSERT(check_fails("[", 0, 1, "unterminated `[`"));
+	CU_ASSERT(check_fails("a[b", 1, 1, "unterminated `[`"));
+	CU_ASSERT(check_fails("[a\\", 0, 1, "unterminated `[`"));
+	CU_ASSERT(check_fails("/x/[\xc3\xbc-\xc3\xa9]", 4, 5, "reversed range"));
+	CU_ASSERT(check_fails("/**x/y", 1, 2, "`**` must be a whole"));
+	CU_ASSERT(check_fails("x\\", 1, 1, "trailing"));
+
+	CU_ASSERT_FALSE(zsp_glob_has_meta("/a/b"));
+	CU_ASSERT_FALSE(zsp_glob_has_meta("/a/\\*"));
+	CU_ASSERT_FALSE(zsp_glob_has_meta("/a]/${X}"));
+	CU_ASSERT_TRUE(zsp_glob_has_meta("/a/*"));
+	CU_ASSERT_TRUE(zsp_glob_has_meta("/a/\\\\*"));
+	CU_ASSERT_TRUE(zsp_glob_has_meta("/a/[x]"));
+	CU_ASSERT_TRUE(zsp_glob_has_meta("?.c"));
+}
+
+static const struct {
+	const char *pattern, *path;
+	bool match;
+} match_table[] = {
+	{ "/a/*.c", "/a/x.c", true },
+	{ "/a/*.c", "/a/.c", true },
+	{ "/a/*.c", "/a/b/x.c", false },
+	{ "/a/*", "/a", false },
+	{ "/a/*", "/a/.env", true },
+	{ "/a*", "/a/b", false },
+	{ "**/.env", "/.env", true },
+	{ "**/.env", "/a/b/.env", true },
+	{ "**/.env", "a/.env", true },
+	{ "**/.env", "/a/b/.env/x", false },
+	{ "**/.env", "/a/x.env", false },
+	{ "/a/**", "/a", true },
+	{ "/a/**", "/a/b/c", true },
+	{ "/a/**", "/ab", false },
+	{ "/a/**/b", "/a/b", true },
+	{ "/a/**/b", "/a/x/y/b", true },
+	{ "/a/**/b", "/a/x/y/bb", false },
+	{ "/a/**/b/**/c", "/a/b/x/b/c", true },
+	{ "/a/**/b/**/c", "/a/b/x/b/d", false },
+	{ "**", "/", true },
+	{ "/a/?", "/a/b", true },
+	{ "/a/?", "/a/bc", false },
+	{ "/a?b", "/a/b", false },
+	{ "/?", "/\xc3\xb1", true },
+	{ "/??", "/\xc3\xb1", false },
+	{ "/*x", "/\xc3\xa9x", true },
+	{ "/???", "/\xed\xa0\x80", true },
+	{ "/?", "/\xed\xa0\x80", false },
+	{ "/?", "/\xc3", true },
+	{ "/[\xc3\xa9-\xc3\xbc]", "/\xc3\xb1", true },
+	{ "/[\xc3\xa9-\xc3\xbc]", "/\xc3\xbd", false },
+	{ "/a/[!a]", "/a/b", true },
+	{ "/a/[!a]", "/a/a", false },
+	{ "/[a-c]x", "/bx", true },
+	{ "/[a-c]x", "/dx", false },
+	{ "/[a-]", "/-", true },
+	{ "/a/\\*", "/a/*", true },
+	{ "/a/\\*", "/a/x", false },
+	{ "/a/\\[x]", "/a/[x]", true },
+	{ "/a/\\[x]", "/a/x", false },
+	{ "/a/[\\]]", "/a/]", true },
+	{ "/*\\\\", "/x\\", true },
+	{ "/", "/", true },
+	{ "/", "/a", false },
+	{ "/a", "a", false },
+	{ "src/*.c", "src/a.c", true },
+	{ "src/*.c", "/src/a.c", false },
+	{ "${W}/a", "${W}/a", true },
+	{ "${W}/a", "/W/a", false },
+	{ "/a/*b*c", "/a/xbyyc", true },
+	{ "/a/*b*c", "/a/xbyycd", false },
+};
+
+static void test_glob_match(void)
+{
+	for (size_t i = 0; i < sizeof(match_table) / sizeof(match_table[0]); i++) {
+		bool got = zsp_glob_match(match_table[i].pattern, match_table[i].path);
+
+		if (got != match_table[i].match)
+			fprintf(stderr, "\n  glob_match(\"%s\", \"%s\") = %d\n",
+				match_table[i].pattern, match_table[i].path, got);
+		CU_ASSERT_EQUAL(got, match_table[i].match);
+	}
+}
+
+/* Patterns that take exponential time in a naive recursive matcher. */
+static void test_glob_match_pathological(void)
+{
+	enum { N = 20000, DEPTH = 2000 };
+	static char path[N + 3], deep[2 * DEPTH + 3];
+	clock_t start = clock();
+
+	path[0] = '/';
+	memset(path + 1, 'a', N);
+	CU_ASSERT_FALSE(zsp_glob_match("/*a*a*a*a*a*a*a*b", path));
+	path[N + 1] = 'b';
+	CU_ASSERT_TRUE(zsp_glob_match("/*a*a*a*a*a*a*a*b", path));
+
+	for (size_t i = 0; i < DEPTH; i++)
+		memcpy(deep + 2 * i, "/a", 2);
+	CU_ASSERT_FALSE(zsp_glob_match("/**/a/**/a/**/a/**/a/**/a/**/b", deep));
+	memcpy(deep + 2 * DEPTH, "/b", 2);
+	CU_ASSERT_TRUE(zsp_glob_match("/**/a/**/a/**/a/**/a/**/a/**/b", deep));
+	CU_ASSERT_FALSE(zsp_glob_match("**/*a*a*a*a*c/**/b", deep));
+
+	/* quadratic work here is a few million steps; exponential would never finish */
+	CU_ASSERT((double)(clock() - start) / CLOCKS_PER_SEC < 5.0);
+}
+
+static void test_prefix_depth_join(void)
+{
+	const char *j;
+
+	CU_ASSERT_TRUE(zsp_path_is_prefix("/a", "/a"));
+	CU_ASSERT_TRUE(zsp_path_is_prefix("/a", "/a/b"));
+	CU_ASSERT_FALSE(zsp_path_is_prefix("/a", "/ab"));
+	CU_ASSERT_FALSE(zsp_path_is_prefix("/a/b", "/a"));
+	CU_ASSERT_TRUE(zsp_path_is_prefix("/", "/x"));
+	CU_ASSERT_TRUE(zsp_path_is_prefix("/", "/"));
+	CU_ASSERT_FALSE(zsp_path_is_prefix("/", "${W}/x"));
+	CU_ASSERT_TRUE(zsp_path_is_prefix("${W}", "${W}/x"));
+	CU_ASSERT_FALSE(zsp_path_is_prefix("${W}", "${WX}/x"));
+	CU_ASSERT_FALSE(zsp_path_is_prefix("", "/a"));
+
+	CU_ASSERT_EQUAL(zsp_path_depth("/"), 0);
+	CU_ASSERT_EQUAL(zsp_path_depth("/a/b"), 2);
+	CU_ASSERT_EQUAL(zsp_path_depth("${W}/a"), 2);
+	CU_ASSERT_EQUAL(zsp_path_depth("**/.env"), 2);
+	CU_ASSERT_EQUAL(zsp_path_depth("${W}"), 1);
+	CU_ASSERT_EQUAL(zsp_path_depth(".git"), 1);
+
+	j = zsp_path_join(arena, "/a", "b/c");
+	CU_ASSERT_STRING_EQUAL(j ? j : "", "/a/b/c");
+	j = zsp_path_join(arena, "/", "b");
+	CU_ASSERT_STRING_EQUAL(j ? j : "", "/b");
+	j = zsp_path_join(arena, "${W}", ".git/hooks");
+	CU_ASSERT_STRING_EQUAL(j ? j : "", "${W}/.git/hooks");
+	j = zsp_path_join(arena, "/a", "");
+	CU_ASSERT_STRING_EQUAL(j ? j : "", "/a");
+}
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned failures;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return CU_get_error();
+	suite = CU_add_suite("path", setup, teardown);
+	if (!suite ||
+	    !CU_add_test(suite, "normalize", test_normalize_ok) ||
+	    !CU_add_test(suite, "normalize is idempotent", test_normalize_idempotent) ||
+	    !CU_add_test(suite, "normalize errors", test_normalize_errors) ||
+	    !CU_add_test(suite, "glob_check and has_meta", test_glob_check) ||
+	    !CU_add_test(suite, "glob_match", test_glob_match) ||
+	    !CU_add_test(suite, "glob_match pathological", test_glob_match_pathological) ||
+	    !CU_add_test(suite, "prefix, depth, join", test_prefix_depth_join)) {
+		CU_cleanup_registry();
+		return CU_get_error();
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures ? 1 : 0;
+}
