@@ -682,8 +682,12 @@ static const char *define_of(zsp_cc *cc, const char *name)
 {
 	for (size_t i = 0; i < cc->c->ndefines; i++)
 		if (strcmp(cc->c->defines[i].name, name) == 0) {
+			/* the IR outlives the compiler's options: copy into the arena */
+			const char *v = zsp_arena_strdup(cc->a, cc->c->defines[i].value);
 			cc->c->defines[i].used = true;
-			return cc->c->defines[i].value;
+			if (!v)
+				cc->oom = true;
+			return v;
 		}
 	return NULL;
 }

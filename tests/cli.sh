@@ -1,0 +1,86 @@
+#!/bin/sh
+# cli.sh: zspc's command-line contract: exit codes, stdout/stderr split, atomic -o output.
+set -u
+ZSPC=${ZSPC:-${top_builddir:-.}/zspc}
+src=${top_srcdir:-.}
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+# expect RC DESCRIPTION -- COMMAND...: checks the exit code; stdout/stderr land in $tmp/out, $tmp/err
+expect() {
+	want=$1
+	what=$2
+	shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $what: exit $got, expected $want"
+		sed 's/^/  stderr: /' "$tmp/err" | head -5
+	fi
+}
+
+check() {
+	if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+
+good="$src/examples/workspace.zsp"
+printf 'zsp 1;\npolicy "p" { fs { write "/x"; deny "/x"; } }\n' >"$tmp/bad.zsp"
+
+expect 0 "--check a good policy" -- "$ZSPC" --check "$good"
+check "--check prints nothing on success" '[ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ]'
+expect 0 "--emit ir" -- "$ZSPC" --emit ir "$good"
+check "--emit ir writes JSON to stdout" 'head -c 1 "$tmp/out" | grep -q "{" && [ ! -s "$tmp/err" ]'
+expect 1 "policy errors" -- "$ZSPC" --check "$tmp/bad.zsp"
+check "errors go to stderr only" '[ ! -s "$tmp/out" ] && grep -q "bad.zsp:2:.*error" "$tmp/err"'
+check "error summary line" 'tail -n 1 "$tmp/err" | grep -qx "1 error generated."'
+expect 1 "--emit with errors" -- "$ZSPC" --emit ir "$tmp/bad.zsp"
+check "no partial output on errors" '[ ! -s "$tmp/out" ]'
+
+expect 64 "no arguments" -- "$ZSPC"
+expect 64 "no mode" -- "$ZSPC" "$good"
+expect 64 "unknown option" -- "$ZSPC" --frobnicate "$good"
+expect 64 "two modes" -- "$ZSPC" --check --emit ir "$good"
+expect 64 "unknown --emit format" -- "$ZSPC" --emit xml "$good"
+expect 64 "backend not in this version" -- "$ZSPC" --emit sbpl "$good"
+check "says it is not implemented" 'grep -q "not implemented" "$tmp/err"'
+expect 64 "two files" -- "$ZSPC" --check "$good" "$good"
+expect 64 "-D without =" -- "$ZSPC" --check -D WORKSPACE "$good"
+expect 64 "-D bad name" -- "$ZSPC" --check -D 'A-B=1' "$good"
+expect 64 "-D value with \${" -- "$ZSPC" --check -D 'WORKSPACE=${HOME}' "$good"
+expect 64 "-D unknown parameter" -- "$ZSPC" --check -D NOPE=/x "$good"
+check "names the parameter" 'grep -q "NOPE" "$tmp/err"'
+expect 64 "unknown warning" -- "$ZSPC" --check -Wfoo "$good"
+expect 64 "-o with --check" -- "$ZSPC" --check -o "$tmp/x" "$good"
+expect 0 "--help" -- "$ZSPC" --help
+check "--help on stdout" 'grep -q "usage: zspc" "$tmp/out"'
+expect 0 "--version" -- "$ZSPC" --version
+check "--version prints the version" 'grep -q "^zspc [0-9]" "$tmp/out"'
+
+expect 66 "missing file" -- "$ZSPC" --check "$tmp/none.zsp"
+check "names the missing file" 'grep -q "none.zsp" "$tmp/err"'
+expect 66 "a directory" -- "$ZSPC" --check "$tmp"
+
+expect 0 "-o writes the file" -- "$ZSPC" --emit ir -o "$tmp/ir.json" "$good"
+check "-o output equals stdout output" '"$ZSPC" --emit ir "$good" | cmp -s - "$tmp/ir.json"'
+check "-o leaves no temporary file" '[ "$(ls "$tmp" | grep -c "ir.json")" -eq 1 ]'
+printf 'old contents\n' >"$tmp/keep.json"
+expect 1 "-o with policy errors" -- "$ZSPC" --emit ir -o "$tmp/keep.json" "$tmp/bad.zsp"
+check "-o keeps the old file when compilation fails" 'grep -qx "old contents" "$tmp/keep.json"'
+mkdir "$tmp/ro"
+chmod a-w "$tmp/ro"
+if [ "$(id -u)" -ne 0 ]; then
+	expect 73 "-o into a read-only directory" -- "$ZSPC" --emit ir -o "$tmp/ro/x.json" "$good"
+	check "nothing created in the read-only directory" '[ -z "$(ls -A "$tmp/ro")" ]'
+fi
+expect 73 "-o into a missing directory" -- "$ZSPC" --emit ir -o "$tmp/nodir/x.json" "$good"
+if [ -w /dev/full ]; then
+	expect 74 "stdout is full" -- sh -c '"$1" --emit ir "$2" >/dev/full' sh "$ZSPC" "$good"
+fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,263 @@
+/* test_api.c: CUnit tests for what the golden data cannot reach: the public API's option
+ * checks, the diagnostic sink and renderer, the arena, suggestions and source positions. */
+#include <CUnit/Basic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../compiler/zsp.h"
+#include "../../lang/arena.h"
+#include "../../lang/diag.h"
+#include "../../lang/hint.h"
+#include "../../lang/source.h"
+
+struct capture {
+	char buf[8192];
+	size_t len;
+	unsigned calls;
+};
+
+static void capture_sink(void *ctx, const char *text, size_t len)
+{
+	struct capture *c = ctx;
+	if (c->len + len < sizeof(c->buf)) {
+		memcpy(c->buf + c->len, text, len);
+		c->len += len;
+		c->buf[c->len] = '\0';
+	}
+	c->calls++;
+}
+
+static int compile_text(const char *text, struct capture *cap, zsp_policy_set **set,
+			const char *define_name, const char *define_value, const char *warning)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	memset(cap, 0, sizeof(*cap));
+	zsp_compiler_set_sink(c, capture_sink, cap);
+	if (define_name)
+		CU_ASSERT_EQUAL(zsp_compiler_define(c, define_name, define_value), ZSP_OK);
+	if (warning)
+		CU_ASSERT_EQUAL(zsp_compiler_warning(c, warning), ZSP_OK);
+	int rc = zsp_compile_buffer(c, "t.zsp", text, strlen(text), set);
+	zsp_compiler_free(c);
+	return rc;
+}
+
+static void test_compile_ok(void)
+{
+	struct capture cap;
+	zsp_policy_set *set = NULL;
+	const char *text = "zsp 1;\npolicy \"b\" { fs { read \"/\"; } }\npolicy \"a\" extends \"b\" { }\n";
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, NULL, NULL, NULL), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+	CU_ASSERT_EQUAL(zsp_policy_set_count(set), 2);
+	CU_ASSERT_STRING_EQUAL(zsp_policy_set_name(set, 0), "a");
+	CU_ASSERT_STRING_EQUAL(zsp_policy_set_name(set, 1), "b");
+	CU_ASSERT_PTR_NULL(zsp_policy_set_name(set, 2));
+	CU_ASSERT_EQUAL(cap.len, 0);
+	char *json = NULL;
+	size_t len = 0;
+	CU_ASSERT_EQUAL(zsp_policy_set_ir_json(set, &json, &len), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+	CU_ASSERT_EQUAL(strlen(json), len);
+	CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"zsp_ir\": 1"));
+	free(json);
+	zsp_policy_set_free(set);
+}
+
+static void test_diagnostic_text(void)
+{
+	struct capture cap;
+	zsp_policy_set *set = (zsp_policy_set *)1;
+	const char *text = "zsp 1;\npolicy \"p\" {\n\tfs { write \"${WORKSPCE}/out\"; }\n}\n";
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, NULL, NULL, NULL), ZSP_EPOLICY);
+	CU_ASSERT_PTR_NULL(set);
+	CU_ASSERT_STRING_EQUAL(cap.buf,
+		"t.zsp:3:14: error: undefined parameter `WORKSPCE`\n"
+		"  \tfs { write \"${WORKSPCE}/out\"; }\n"
+		"  \t            ^~~~~~~~~~~\n"
+		"  hint: did you mean `${WORKSPACE}`?\n"
+		"1 error generated.\n");
+}
+
+static void test_werror(void)
+{
+	struct capture cap;
+	zsp_policy_set *set = NULL;
+	const char *text = "zsp 1;\npolicy \"p\" { fs { read \"/\"; read \"/usr\"; } }\n";
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, NULL, NULL, NULL), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "warning:"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "[-Wshadowed]"));
+	zsp_policy_set_free(set);
+	set = NULL;
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, NULL, NULL, "error"), ZSP_EPOLICY);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "error: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "[-Werror=shadowed]"));
+	CU_ASSERT_PTR_NULL(set);
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, NULL, NULL, "no-shadowed"), ZSP_OK);
+	CU_ASSERT_EQUAL(cap.len, 0);
+	zsp_policy_set_free(set);
+}
+
+static void test_defines(void)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "WORKSPACE", "/home/u"), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "", "x"), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "1X", "x"), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "A-B", "x"), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "A", "${HOME}"), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "A", "a\nb"), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_compiler_warning(c, "nonsense"), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_compiler_warning(c, "error=nonsense"), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_compiler_warning(c, "no-unknown-tool"), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_compiler_add_include_dir(c, ""), ZSP_EUSAGE);
+	zsp_compiler_free(c);
+
+	struct capture cap;
+	zsp_policy_set *set = NULL;
+	const char *text = "zsp 1;\npolicy \"p\" { fs { write \"${WORKSPACE}/a\"; } }\n";
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, "NOPE", "/x", NULL), ZSP_EUSAGE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "no policy declares a parameter `NOPE`"));
+	CU_ASSERT_PTR_NULL(set);
+	/* a -D value is literal text: its glob characters must not become a pattern */
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, "WORKSPACE", "/home/[u]*", NULL), ZSP_OK);
+	char *json = NULL;
+	size_t len;
+	CU_ASSERT_EQUAL_FATAL(zsp_policy_set_ir_json(set, &json, &len), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"path\": \"/home/\\\\[u]\\\\*/a\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"glob\": false"));
+	free(json);
+	zsp_policy_set_free(set);
+	/* a relative value used as a path anchor is refused */
+	set = NULL;
+	CU_ASSERT_EQUAL(compile_text(text, &cap, &set, "WORKSPACE", "rel/dir", NULL), ZSP_EPOLICY);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "absolute path"));
+}
+
+static void test_missing_file(void)
+{
+	struct capture cap = { 0 };
+	zsp_compiler *c = zsp_compiler_new();
+	zsp_policy_set *set = (zsp_policy_set *)1;
+	zsp_compiler_set_sink(c, capture_sink, &cap);
+	CU_ASSERT_EQUAL(zsp_compile_file(c, "/nonexistent/dir/p.zsp", &set), ZSP_ENOINPUT);
+	CU_ASSERT_PTR_NULL(set);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "cannot read `/nonexistent/dir/p.zsp`"));
+	zsp_compiler_free(c);
+}
+
+static void test_arena(void)
+{
+	zsp_arena *a = zsp_arena_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	char *prev = NULL;
+	for (int i = 0; i < 10000; i++) {
+		char *p = zsp_arena_alloc(a, (size_t)(i % 37) + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+		CU_ASSERT_EQUAL((uintptr_t)p % 16, 0);
+		CU_ASSERT_EQUAL(p[0], 0);
+		p[0] = 'x';
+		CU_ASSERT_PTR_NOT_EQUAL(p, prev);
+		prev = p;
+	}
+	char *big = zsp_arena_alloc(a, 1u << 20);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+	memset(big, 1, 1u << 20);
+	CU_ASSERT_PTR_NULL(zsp_arena_alloc(a, SIZE_MAX - 8));
+	CU_ASSERT_PTR_NULL(zsp_arena_calloc(a, SIZE_MAX / 2, 4));
+	CU_ASSERT_STRING_EQUAL(zsp_arena_strndup(a, "abcdef", 3), "abc");
+	CU_ASSERT_STRING_EQUAL(zsp_arena_printf(a, "%s-%d", "x", 42), "x-42");
+	zsp_arena_free(a);
+}
+
+static void test_hint(void)
+{
+	const char *kw[] = { "read", "write", "deny", "protect" };
+	CU_ASSERT_STRING_EQUAL(zsp_closest("wirte", kw, 4), "write");
+	CU_ASSERT_STRING_EQUAL(zsp_closest("raed", kw, 4), "read");
+	CU_ASSERT_STRING_EQUAL(zsp_closest("protec", kw, 4), "protect");
+	CU_ASSERT_PTR_NULL(zsp_closest("zzzz", kw, 4));
+	CU_ASSERT_PTR_NULL(zsp_closest("write", kw, 4)); /* an exact match is no suggestion */
+	CU_ASSERT_PTR_NULL(zsp_closest("", kw, 4));
+}
+
+static void test_positions(void)
+{
+	zsp_arena *a = zsp_arena_new();
+	const char *text = "ab\n\xc3\xa9t\xc3\xa9 x\n\nlast";
+	zsp_source *s = zsp_source_new(a, "dir/f.zsp", text, strlen(text));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_STRING_EQUAL(s->dir, "dir");
+	unsigned line, col;
+	zsp_source_position(s, 0, &line, &col);
+	CU_ASSERT(line == 1 && col == 1);
+	zsp_source_position(s, 9, &line, &col); /* the x after two 2-byte characters */
+	CU_ASSERT(line == 2 && col == 5);
+	zsp_source_position(s, 11, &line, &col);
+	CU_ASSERT(line == 3 && col == 1);
+	zsp_source_position(s, (uint32_t)strlen(text), &line, &col);
+	CU_ASSERT(line == 4 && col == 5);
+	size_t len;
+	uint32_t begin;
+	const char *l = zsp_source_line(s, 5, &len, &begin);
+	CU_ASSERT_EQUAL(begin, 3);
+	CU_ASSERT_EQUAL(len, 7);
+	CU_ASSERT_NSTRING_EQUAL(l, "\xc3\xa9t\xc3\xa9 x", len);
+	zsp_arena_free(a);
+}
+
+static void test_diag_render(void)
+{
+	zsp_arena *a = zsp_arena_new();
+	struct capture cap = { 0 };
+	zsp_diag d;
+	zsp_diag_init(&d, capture_sink, &cap);
+	const char *text = "x \xc3\xa9\xc3\xa9 yy\n";
+	zsp_source *s = zsp_source_new(a, "f.zsp", text, strlen(text));
+	zsp_loc loc = { s, 7, 9 };
+	zsp_diag_error(&d, loc, "bad %s", "yy");
+	CU_ASSERT_STRING_EQUAL(cap.buf, "f.zsp:1:6: error: bad yy\n  x \xc3\xa9\xc3\xa9 yy\n       ^~\n");
+	cap.len = 0;
+	CU_ASSERT(zsp_diag_option(&d, "no-duplicate"));
+	zsp_diag_warning(&d, ZSP_W_DUPLICATE, loc, "silenced");
+	zsp_diag_note(&d, loc, "dropped with its warning");
+	zsp_diag_hint(&d, "also dropped");
+	CU_ASSERT_EQUAL(cap.len, 0);
+	CU_ASSERT_EQUAL(d.warnings, 0);
+	CU_ASSERT(zsp_diag_option(&d, "error=shadowed"));
+	zsp_diag_warning(&d, ZSP_W_SHADOWED, loc, "now an error");
+	CU_ASSERT_EQUAL(d.errors, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "error: now an error [-Werror=shadowed]"));
+	CU_ASSERT(!zsp_diag_option(&d, "no-such-warning"));
+	cap.len = 0;
+	zsp_diag_summary(&d);
+	CU_ASSERT_STRING_EQUAL(cap.buf, "2 errors generated.\n");
+	zsp_arena_free(a);
+}
+
+int main(void)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	CU_pSuite s = CU_add_suite("api", NULL, NULL);
+	if (!s || !CU_add_test(s, "compile ok", test_compile_ok) ||
+	    !CU_add_test(s, "diagnostic text", test_diagnostic_text) ||
+	    !CU_add_test(s, "werror", test_werror) ||
+	    !CU_add_test(s, "defines and options", test_defines) ||
+	    !CU_add_test(s, "missing file", test_missing_file) ||
+	    !CU_add_test(s, "arena", test_arena) ||
+	    !CU_add_test(s, "hint", test_hint) ||
+	    !CU_add_test(s, "positions", test_positions) ||
+	    !CU_add_test(s, "diag render", test_diag_render)) {
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures ? 1 : 0;
+}
