@@ -71,8 +71,15 @@ static const char *verb(zsp_access a)
 	return a == ZSP_ACCESS_WRITE ? "write" : a == ZSP_ACCESS_DENY ? "deny" : "read";
 }
 
+/* A policy reports only about its own rules: its bases reported theirs when they were
+ * finished, and a diagnostic repeated once per child is noise. */
+static bool own(const zsp_ir_policy *p, const zsp_ir_fs_rule *r)
+{
+	return strcmp(r->policy, p->name) == 0;
+}
+
 /* Settles a run of rules naming the same path; leaves exactly one not dropped. */
-static void settle_same_path(zsp_cc *cc, struct item *g, size_t n)
+static void settle_same_path(zsp_cc *cc, const zsp_ir_policy *p, struct item *g, size_t n)
 {
 	size_t keep = 0;
 	int best = -1;
@@ -94,6 +101,8 @@ static void settle_same_path(zsp_cc *cc, struct item *g, size_t n)
 		g[i].dropped = true;
 		if (o->protect)
 			continue; /* protection is implied by the stronger rule */
+		if (!own(p, o) && !own(p, k))
+			continue;
 		if (o->access == k->access && !k->protect) {
 			zsp_diag_warning(cc->diag, ZSP_W_DUPLICATE, o->loc, "`%s \"%s\"` repeats a rule",
 					 verb(o->access), o->path);
@@ -109,7 +118,8 @@ static void settle_same_path(zsp_cc *cc, struct item *g, size_t n)
 					       verb(later->access), verb(earlier->access), o->path);
 				zsp_diag_note(cc->diag, earlier->loc, "the other rule is here");
 				zsp_diag_hint(cc->diag, "keep one; to open a part of a denied tree, name the part");
-			} else {
+			} else if (own(p, o)) {
+				/* a deny added by the child over a base's write is a plain restriction */
 				zsp_diag_warning(cc->diag, ZSP_W_CONFLICT, o->loc,
 						 "`%s \"%s\"` cannot lift the deny of policy `%s`; the deny stands",
 						 verb(o->access), o->path, k->policy);
@@ -117,7 +127,7 @@ static void settle_same_path(zsp_cc *cc, struct item *g, size_t n)
 			}
 			continue;
 		}
-		if (k->protect && o->access == ZSP_ACCESS_WRITE) {
+		if (k->protect && o->access == ZSP_ACCESS_WRITE && own(p, o)) {
 			zsp_diag_warning(cc->diag, ZSP_W_NO_EFFECT, o->loc,
 					 "`write \"%s\"` has no effect: `%s` is protected (read-only)",
 					 o->path, k->protect);
@@ -200,7 +210,7 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		while (j < m && strcmp(items[j].r.path, items[i].r.path) == 0)
 			j++;
 		if (j - i > 1)
-			settle_same_path(cc, items + i, j - i);
+			settle_same_path(cc, p, items + i, j - i);
 		i = j;
 	}
 
@@ -232,6 +242,8 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		if (anc && !it->r.protect && anc->r.access == it->r.access &&
 		    !glob_between(globs, nglobs, anc->r.path, it->r.path, scratch)) {
 			it->dropped = true;
+			if (!own(p, &it->r))
+				continue;
 			zsp_diag_warning(cc->diag, ZSP_W_SHADOWED, it->r.loc,
 					 "`%s \"%s\"` changes nothing: a more general rule already decides it",
 					 verb(it->r.access), it->r.path);

@@ -106,7 +106,9 @@ static const char *resolve_include(zsp_cc *cc, const zsp_source *src, const char
 {
 	if (name[0] == '/')
 		return file_exists(name) ? name : NULL;
-	const char *p = zsp_arena_printf(cc->a, "%s/%s", src->dir, name);
+	/* "inc/a.zsp" rather than "./inc/a.zsp": this name shows in diagnostics */
+	const char *p = strcmp(src->dir, ".") == 0 ? name
+		      : zsp_arena_printf(cc->a, "%s/%s", src->dir, name);
 	if (p && file_exists(p))
 		return p;
 	for (size_t i = 0; i < cc->c->ninclude; i++) {
@@ -153,11 +155,14 @@ static int load_include(struct loader *ld, const zsp_source *parent, zsp_ast_inc
 	for (size_t i = 0; i < ld->depth; i++) {
 		if (strcmp(ld->stack[i], key) != 0)
 			continue;
-		zsp_diag_error(cc->diag, inc->name->loc, "include cycle: `%s` is already being read",
-			       name);
-		for (size_t j = i + 1; j < ld->depth; j++)
-			zsp_diag_note(cc->diag, ld->stack_src[j]->included_from,
-				      "`%s` is included from here", ld->stack_src[j]->path);
+		char chain[1024];
+		size_t len = 0;
+		for (size_t j = i; j < ld->depth && len < sizeof(chain); j++)
+			len += (size_t)snprintf(chain + len, sizeof(chain) - len, "%s -> ",
+						ld->stack_src[j]->path);
+		if (len < sizeof(chain))
+			snprintf(chain + len, sizeof(chain) - len, "%s", path);
+		zsp_diag_error(cc->diag, inc->name->loc, "include cycle: %s", chain);
 		return ZSP_OK;
 	}
 	for (size_t i = 0; i < ld->nseen; i++)

@@ -2,6 +2,7 @@
  * (resolved where -D or a default gives a value, symbolic otherwise), tools, net, process. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,9 @@ struct raw {
 struct policy_state {
 	zsp_ast_policy *ast;
 	int mark;                  /* 0 new, 1 being lowered (extends cycle check), 2 done */
+	struct policy_state *via;  /* while being lowered: the policy whose extends led here */
 	bool ok;
+	bool bad_hosts;            /* a host rule of its own had an error (no -Wno-effect then) */
 	struct raw raw;
 	bool *param_used;          /* by index into raw.params */
 };
@@ -162,14 +165,27 @@ static bool check_refs(zsp_cc *cc, struct policy_state *ps, const zsp_ast_str *s
 
 /* --- extends: copy a base's merged rules into the child ------------------------------- */
 
-#define APPEND_ALL(cc, dst, n, cap, src, sn)                           \
-	do {                                                           \
-		for (size_t i_ = 0; i_ < (sn); i_++) {                 \
-			void *slot_ = ZSP_PUSH(cc, dst, n, cap);       \
-			if (!slot_)                                    \
-				return false;                          \
-			memcpy(slot_, &(src)[i_], sizeof(*(src)));     \
-		}                                                      \
+static bool same_place(zsp_loc a, zsp_loc b)
+{
+	return a.src == b.src && a.begin == b.begin;
+}
+
+/* Appends src's items that dst lacks: with diamond extends (two bases sharing a base), the
+ * shared base's rules arrive twice and must count once. */
+#define APPEND_ALL(cc, dst, n, cap, src, sn)                                   \
+	do {                                                                   \
+		size_t n0_ = (n);                                              \
+		for (size_t i_ = 0; i_ < (sn); i_++) {                         \
+			bool have_ = false;                                    \
+			for (size_t j_ = 0; j_ < n0_ && !have_; j_++)          \
+				have_ = same_place((dst)[j_].loc, (src)[i_].loc); \
+			if (have_)                                             \
+				continue;                                      \
+			void *slot_ = ZSP_PUSH(cc, dst, n, cap);               \
+			if (!slot_)                                            \
+				return false;                                  \
+			memcpy(slot_, &(src)[i_], sizeof(*(src)));             \
+		}                                                              \
 	} while (0)
 
 static zsp_ir_tool *find_tool(struct raw *r, const char *name)
@@ -235,7 +251,13 @@ static bool merge_base(zsp_cc *cc, struct raw *dst, const struct raw *b)
 		if (bt->def)
 			t->def = bt->def;
 		t->case_sensitive = bt->case_sensitive;
+		size_t had = t->nrules;
 		for (size_t j = 0; j < bt->nrules; j++) {
+			bool have = false;
+			for (size_t k = 0; k < had && !have; k++)
+				have = same_place(t->rules[k].loc, bt->rules[j].loc);
+			if (have)
+				continue;
 			zsp_ir_tool_rule *r = add_tool_rule(cc, dst, t);
 			if (!r)
 				return false;
@@ -251,10 +273,15 @@ struct seen {
 	zsp_loc def, mode, clear, limits[ZSP_LIMIT_COUNT];
 };
 
+static void twice_in(zsp_cc *cc, zsp_loc now, zsp_loc before, const char *what, const char *where)
+{
+	zsp_diag_error(cc->diag, now, "%s is set twice in this %s", what, where);
+	zsp_diag_note(cc->diag, before, "first set here");
+}
+
 static void twice(zsp_cc *cc, zsp_loc now, zsp_loc before, const char *what)
 {
-	zsp_diag_error(cc->diag, now, "%s is set twice in this policy", what);
-	zsp_diag_note(cc->diag, before, "first set here");
+	twice_in(cc, now, before, what, "policy");
 }
 
 static void lower_fs(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st)
@@ -296,8 +323,10 @@ static void lower_net(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *s
 		if (st->kind == ZSP_ST_NET_HOST) {
 			const char *host;
 			unsigned port;
-			if (!zsp_check_host(cc, s, true, &host, &port))
+			if (!zsp_check_host(cc, s, true, &host, &port)) {
+				ps->bad_hosts = true;
 				continue;
+			}
 			zsp_ir_host *h = ZSP_PUSH(cc, r->hosts, r->nhosts, r->hosts_cap);
 			if (!h)
 				return;
@@ -337,7 +366,7 @@ static void lower_env(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *s
 		for (size_t i = 0; i < r->nset; i++) {
 			if (strcmp(r->set[i].name, st->args->s) == 0 &&
 			    r->set[i].loc.src == st->loc.src && r->set[i].loc.begin >= ps->ast->loc.begin) {
-				zsp_diag_error(cc->diag, st->args->loc, "`%s` is set twice in this policy",
+				zsp_diag_error(cc->diag, st->loc, "`%s` is set twice in this policy",
 					       st->args->s);
 				zsp_diag_note(cc->diag, r->set[i].loc, "first set here");
 				return;
@@ -423,11 +452,13 @@ static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *
 			zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
 	}
 	zsp_loc def_seen = { 0 }, case_seen = { 0 };
-	bool case_sensitive = false;
+	const zsp_ir_tool *inherited = find_tool(r, name);
+	/* without its own `case`, the block keeps the one of the base it extends */
+	bool case_sensitive = inherited ? inherited->case_sensitive : false;
 	for (const zsp_ast_stmt *b = st->body; b; b = b->next) {
 		if (b->kind == ZSP_ST_TOOL_CASE) {
 			if (case_seen.src)
-				twice(cc, b->loc, case_seen, "`case`");
+				twice_in(cc, b->loc, case_seen, "`case`", "tool block");
 			case_seen = b->loc;
 			case_sensitive = b->op == 1;
 		}
@@ -441,7 +472,7 @@ static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *
 	for (const zsp_ast_stmt *b = st->body; b; b = b->next) {
 		if (b->kind == ZSP_ST_TOOL_DEFAULT) {
 			if (def_seen.src)
-				twice(cc, b->loc, def_seen, "the tool's `default`");
+				twice_in(cc, b->loc, def_seen, "`default`", "tool block");
 			def_seen = b->loc;
 			t->def = b->decision;
 			continue;
@@ -622,7 +653,7 @@ next:;
 					 "host rule has no effect: the network mode is `none`");
 			zsp_diag_hint(cc->diag, "set `mode proxy;` to allow only the listed hosts");
 		}
-	} else if (r->net_mode == ZSP_NET_PROXY && seen.mode.src) {
+	} else if (r->net_mode == ZSP_NET_PROXY && seen.mode.src && !ps->bad_hosts) {
 		size_t allows = 0;
 		for (size_t i = 0; i < r->nhosts; i++)
 			allows += r->hosts[i].decision == ZSP_ALLOW;
@@ -651,12 +682,26 @@ static bool lower_bases(zsp_cc *cc, struct policy_state *ps)
 			return false;
 		}
 		if (base == ps || base->mark == 1) {
-			zsp_diag_error(cc->diag, e->loc, "extends cycle: `%s` extends itself through `%s`",
-				       ps->ast->name->s, e->s);
+			/* the chain runs base -> ... -> ps -> base; walk it back from ps */
+			char chain[1024];
+			size_t len = (size_t)snprintf(chain, sizeof(chain), "`%s`", base->ast->name->s);
+			const struct policy_state *path[64];
+			size_t np = 0;
+			for (const struct policy_state *q = ps; q && q != base && np < 64; q = q->via)
+				path[np++] = q;
+			while (np-- > 0 && len < sizeof(chain))
+				len += (size_t)snprintf(chain + len, sizeof(chain) - len, " -> `%s`",
+							path[np]->ast->name->s);
+			if (len < sizeof(chain))
+				snprintf(chain + len, sizeof(chain) - len, " -> `%s`", base->ast->name->s);
+			zsp_diag_error(cc->diag, e->loc, "extends cycle: %s", chain);
 			return false;
 		}
-		if (base->mark == 0 && !lower_policy(cc, base))
-			return false;
+		if (base->mark == 0) {
+			base->via = ps;
+			if (!lower_policy(cc, base))
+				return false;
+		}
 		if (!base->ok)
 			return false;
 		if (!merge_base(cc, &ps->raw, &base->raw))
@@ -719,8 +764,10 @@ struct subst_ctx {
 	struct raw *r;
 	const char **values;       /* per param, resolved lazily */
 	int *state;                /* 0 new, 1 resolving, 2 done */
+	size_t *via;               /* while resolving: the parameter whose default needs this one */
+	size_t cur;                /* the parameter being resolved, or SIZE_MAX */
 	bool cycle;
-	const char *cycle_name;
+	char chain[512];           /* the cycle, "`A` -> `B` -> `A`" */
 };
 
 static const char *param_value(struct subst_ctx *sc, size_t i);
@@ -764,11 +811,24 @@ static const char *param_value(struct subst_ctx *sc, size_t i)
 	if (sc->state[i] == 2)
 		return sc->values[i];
 	if (sc->state[i] == 1) {
+		if (!sc->cycle) {
+			size_t path[64], np = 0, len;
+			for (size_t q = sc->cur; q != SIZE_MAX && q != i && np < 64; q = sc->via[q])
+				path[np++] = q;
+			len = (size_t)snprintf(sc->chain, sizeof(sc->chain), "`%s`", sc->r->params[i].name);
+			while (np-- > 0 && len < sizeof(sc->chain))
+				len += (size_t)snprintf(sc->chain + len, sizeof(sc->chain) - len, " -> `%s`",
+							sc->r->params[path[np]].name);
+			if (len < sizeof(sc->chain))
+				snprintf(sc->chain + len, sizeof(sc->chain) - len, " -> `%s`",
+					 sc->r->params[i].name);
+		}
 		sc->cycle = true;
-		sc->cycle_name = sc->r->params[i].name;
 		return NULL;
 	}
 	sc->state[i] = 1;
+	sc->via[i] = sc->cur;
+	sc->cur = i;
 	zsp_ir_param *p = &sc->r->params[i];
 	const char *d = define_of(sc->cc, p->name);
 	if (d) {
@@ -777,6 +837,7 @@ static const char *param_value(struct subst_ctx *sc, size_t i)
 	} else if (p->def) {
 		sc->values[i] = substitute(sc, p->def, false);
 	}
+	sc->cur = sc->via[i];
 	sc->state[i] = 2;
 	return sc->values[i];
 }
@@ -794,8 +855,12 @@ static const char *resolve_path(zsp_cc *cc, struct subst_ctx *sc, const char *pa
 	zsp_path_error e = { 0 };
 	char *norm = zsp_path_normalize(cc->a, s, flags, &e);
 	if (!norm) {
-		zsp_diag_error(cc->diag, loc, "with its parameters resolved, this path is `%s`: %s", s,
-			       e.msg ? e.msg : "invalid");
+		if (s[0] != '/' && s[0] != '*' && !(flags & ZSP_PATH_ALLOW_RELATIVE))
+			zsp_diag_error(cc->diag, loc,
+				       "with its parameters resolved, this path is `%s`, which is not absolute", s);
+		else
+			zsp_diag_error(cc->diag, loc, "with its parameters resolved, this path is `%s`: %s", s,
+				       e.msg ? e.msg : "invalid");
 		zsp_diag_hint(cc->diag, "a parameter used as a path must be an absolute path");
 		*ok = false;
 		return path;
@@ -811,10 +876,11 @@ static int cmp_tool(const void *a, const void *b)
 static bool finish_policy(zsp_cc *cc, struct policy_state *ps, zsp_ir_policy *out)
 {
 	struct raw *r = &ps->raw;
-	struct subst_ctx sc = { cc, r, NULL, NULL, false, NULL };
+	struct subst_ctx sc = { .cc = cc, .r = r, .cur = SIZE_MAX };
 	sc.values = zsp_arena_calloc(cc->a, r->nparams + 1, sizeof(char *));
 	sc.state = zsp_arena_calloc(cc->a, r->nparams + 1, sizeof(int));
-	if (!sc.values || !sc.state)
+	sc.via = zsp_arena_calloc(cc->a, r->nparams + 1, sizeof(size_t));
+	if (!sc.values || !sc.state || !sc.via)
 		return false;
 	out->name = ps->ast->name->s;
 	out->loc = ps->ast->loc;
@@ -833,12 +899,13 @@ static bool finish_policy(zsp_cc *cc, struct policy_state *ps, zsp_ir_policy *ou
 	if (!out->params)
 		return false;
 	for (size_t i = 0; i < r->nparams; i++) {
+		/* resolve first: that records whether the value came from -D */
+		const char *value = param_value(&sc, i);
 		out->params[out->nparams] = r->params[i];
-		out->params[out->nparams].value = param_value(&sc, i);
+		out->params[out->nparams].value = value;
 		if (sc.cycle) {
-			zsp_diag_error(cc->diag, r->params[i].loc,
-				       "the default of parameter `%s` refers to itself (through `%s`)",
-				       r->params[i].name, sc.cycle_name);
+			zsp_diag_error(cc->diag, r->params[i].loc, "circular parameter defaults: %s",
+				       sc.chain);
 			return false;
 		}
 		out->nparams++;
@@ -945,11 +1012,22 @@ static void lower_test(zsp_cc *cc, const zsp_ast_test *t, zsp_ir_test *out)
 			if (ps && !declared) {
 				zsp_diag_error(cc->diag, st->name_loc,
 					       "policy `%s` has no parameter `%s`", t->name->s, st->name);
+				const char *cands[256];
+				size_t n = 0;
+				for (size_t i = 0; i < NBUILTIN; i++)
+					cands[n++] = builtin_params[i];
+				for (size_t i = 0; i < ps->raw.nparams && n < 256; i++)
+					cands[n++] = ps->raw.params[i].name;
+				const char *best = zsp_closest(st->name, cands, n);
+				if (best)
+					zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
 				continue;
 			}
 			for (size_t i = 0; i < nd; i++) {
 				if (strcmp(out->defines[i].name, st->name) == 0) {
-					twice(cc, st->name_loc, out->defines[i].loc, "this parameter");
+					char what[160];
+					snprintf(what, sizeof(what), "parameter `%s`", st->name);
+					twice_in(cc, st->name_loc, out->defines[i].loc, what, "test");
 					goto next;
 				}
 			}
@@ -1031,6 +1109,16 @@ int zsp_lower(zsp_cc *cc, zsp_ir *ir)
 			known = find_param(&cc->pols[j].raw, name) != NULL;
 		if (!known) {
 			zsp_diag_error_noloc(cc->diag, "-D %s: no policy declares a parameter `%s`", name, name);
+			const char *cands[256];
+			size_t n = 0;
+			for (size_t j = 0; j < NBUILTIN; j++)
+				cands[n++] = builtin_params[j];
+			for (size_t j = 0; j < cc->npols; j++)
+				for (size_t k = 0; k < cc->pols[j].raw.nparams && n < 256; k++)
+					cands[n++] = cc->pols[j].raw.params[k].name;
+			const char *best = zsp_closest(name, cands, n);
+			if (best)
+				zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
 			return ZSP_EUSAGE;
 		}
 	}

@@ -28,6 +28,7 @@ struct zsp_lex {
 	char *buf;           /* string/regex accumulator (malloc'd, freed by the parser driver) */
 	size_t len, cap;
 	bool raw;            /* the current string used no escape */
+	uint32_t cut_at;     /* 1 + where an unterminated string or regex ended; 0 if none */
 	bool oom;
 	void *scanner;
 };

@@ -547,6 +547,10 @@ static const char *token_display(yysymbol_kind_t k, char *buf, size_t size)
 	size_t n = strlen(name);
 	if (k == YYSYMBOL_YYEOF)
 		return "end of file";
+	if (k >= YYSYMBOL_T_ZSP && k <= YYSYMBOL_T_EXPECT && name[0] != '"') {
+		snprintf(buf, size, "`%s`", name); /* a keyword, as written */
+		return buf;
+	}
 	if (n >= 2 && (name[0] == '"' || name[0] == '\'')) {
 		if (k == YYSYMBOL_T_IDENT || k == YYSYMBOL_T_STRING || k == YYSYMBOL_T_REGEX ||
 		    k == YYSYMBOL_T_INTEGER || k == YYSYMBOL_T_QUANTITY || k == YYSYMBOL_T_TOOLNAME)
@@ -563,6 +567,42 @@ static bool is_keyword(yysymbol_kind_t k)
 	return k >= YYSYMBOL_T_ZSP && k <= YYSYMBOL_T_EXPECT;
 }
 
+/* `allow //;` reads as a rule cut short by a comment. Finds such a `//` on the line before
+ * `at` (the first token after it), or returns UINT32_MAX. */
+static uint32_t comment_as_regex(const zsp_source *src, uint32_t at)
+{
+	const char *t = src->text;
+	uint32_t i = at;
+	while (i > 0 && strchr(" \t\r\n", t[i - 1]))
+		i--;
+	uint32_t ls = i;
+	while (ls > 0 && t[ls - 1] != '\n')
+		ls--;
+	bool in_str = false;
+	for (uint32_t c = ls; c + 1 < i; c++) {
+		if (in_str && t[c] == '\\')
+			c++;
+		else if (t[c] == '"')
+			in_str = !in_str;
+		if (in_str || t[c] != '/' || t[c + 1] != '/') {
+			if (!in_str && t[c] == '#')
+				return UINT32_MAX;
+			continue;
+		}
+		uint32_t e = c;
+		while (e > ls && strchr(" \t", t[e - 1]))
+			e--;
+		static const char *const before[] = { "allow", "deny", "ask", "," };
+		for (size_t k = 0; k < sizeof(before) / sizeof(before[0]); k++) {
+			size_t n = strlen(before[k]);
+			if (e - ls >= n && memcmp(t + e - n, before[k], n) == 0)
+				return c;
+		}
+		return UINT32_MAX;
+	}
+	return UINT32_MAX;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, struct zsp_lex *lx)
 {
 	enum { MAX_SHOWN = 6 };
@@ -574,6 +614,25 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, struct zsp_lex *lx)
 
 	if (got == YYSYMBOL_YYUNDEF)
 		return 0; /* the scanner already reported it */
+	if (lx->cut_at && lx->cut_at - 1 <= loc.begin) {
+		/* The first token after an unterminated string or regex: the literal ate the
+		 * rest of its line (a `;`, a `}`), so this error only repeats that one. */
+		uint32_t i = lx->cut_at - 1;
+		while (i < loc.begin && strchr(" \t\r\n", lx->src->text[i]))
+			i++;
+		if (i == loc.begin)
+			return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		uint32_t c;
+		if (expected[i] != YYSYMBOL_T_REGEX || (c = comment_as_regex(lx->src, loc.begin)) == UINT32_MAX)
+			continue;
+		zsp_loc cl = { lx->src, c, c + 2 };
+		zsp_diag_error(lx->diag, cl, "`//` starts a comment, so this rule has no regex");
+		zsp_diag_hint(lx->diag, "a regex cannot be empty (it would match every input); "
+			      "use `default` to decide for every input");
+		return 0;
+	}
 	if (got == YYSYMBOL_T_IDENT || is_keyword(got)) {
 		unsigned len = loc.end - loc.begin;
 		snprintf(what, sizeof(what), "%s `%.*s`", is_keyword(got) ? "keyword" : "word",
@@ -586,10 +645,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, struct zsp_lex *lx)
 		snprintf(what, sizeof(what), "%s", token_display(got, tok, sizeof(tok)));
 	}
 
+	/* Show every expected token when there are few; else the first ones and a count. */
 	char list[1024] = "";
 	size_t used = 0;
 	int keywords = 0;
-	for (int i = 0; i < n && i < MAX_SHOWN; i++) {
+	int shown = n <= MAX_SHOWN + 2 ? n : MAX_SHOWN;
+	for (int i = 0; i < shown; i++) {
 		const char *sep = i == 0 ? "" : (i == n - 1 ? " or " : ", ");
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", sep,
 					 token_display(expected[i], tok, sizeof(tok)));
@@ -598,8 +659,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, struct zsp_lex *lx)
 	}
 	for (int i = 0; i < n; i++)
 		keywords += is_keyword(expected[i]);
-	if (n > MAX_SHOWN)
-		snprintf(list + used, sizeof(list) - used, " or one of %d others", n - MAX_SHOWN);
+	if (n > shown)
+		snprintf(list + used, sizeof(list) - used, " or %d other tokens", n - shown);
 
 	if (n == 0)
 		zsp_diag_error(lx->diag, loc, "unexpected %s", what);
@@ -615,7 +676,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, struct zsp_lex *lx)
 			if (!is_keyword(expected[i]))
 				continue;
 			const char *name = yysymbol_name(expected[i]);
-			snprintf(names[nc], sizeof(names[nc]), "%.*s", (int)strlen(name) - 2, name + 1);
+			if (name[0] == '"') /* older bison quotes aliases */
+				snprintf(names[nc], sizeof(names[nc]), "%.*s", (int)strlen(name) - 2, name + 1);
+			else
+				snprintf(names[nc], sizeof(names[nc]), "%s", name);
 			cands[nc] = names[nc];
 			nc++;
 		}

@@ -22,6 +22,9 @@ case $top_srcdir in
 *) top_srcdir=$(pwd)/$top_srcdir ;;
 esac
 golden=$top_srcdir/tests/golden
+# Diagnostics name the data directory; keep them independent of the configured prefix.
+ZSP_DATADIR=/nonexistent/share/zsp
+export ZSP_DATADIR
 
 if [ ! -x "$ZSPC" ]; then
 	echo "golden: no zspc at $ZSPC" >&2
