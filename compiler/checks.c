@@ -120,12 +120,10 @@ bool zsp_check_host(zsp_cc *cc, const zsp_ast_str *s, bool allow_wild, const cha
 				       "`%s`: a `*.` pattern matches domain names, never IP addresses", h);
 			return false;
 		}
-		if (!valid_domain(h + 2) || !strchr(h + 2, '.') ) {
-			if (!valid_domain(h + 2)) {
-				zsp_diag_error(cc->diag, zsp_str_loc(s, 2, strlen(h) - 2),
-					       "`%s` is not a domain name", h + 2);
-				return false;
-			}
+		if (!valid_domain(h + 2)) {
+			zsp_diag_error(cc->diag, zsp_str_loc(s, 2, strlen(h) - 2),
+				       "`%s` is not a domain name", h + 2);
+			return false;
 		}
 	} else if (!is_ipv4(h) && !valid_domain(h)) {
 		if (strchr(h, '*'))

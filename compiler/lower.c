@@ -429,13 +429,10 @@ static void lower_syscalls(zsp_cc *cc, struct policy_state *ps, const zsp_ast_st
 	}
 }
 
-static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st,
-		       zsp_loc *tool_seen, size_t ntool_seen)
+static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st)
 {
 	struct raw *r = &ps->raw;
 	const char *name = st->args->s;
-	(void)tool_seen;
-	(void)ntool_seen;
 	if (!name[0]) {
 		zsp_diag_error(cc->diag, st->args->loc, "empty tool name");
 		return;
@@ -529,13 +526,6 @@ static void lower_own(zsp_cc *cc, struct policy_state *ps)
 			zsp_diag_note(cc->diag, prev->loc, "first declared here");
 			continue;
 		}
-		bool valid = (st->name[0] == '_' || (st->name[0] | 0x20) >= 'a') &&
-			     strspn(st->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
-				     strlen(st->name);
-		if (!valid) {
-			zsp_diag_error(cc->diag, st->name_loc, "invalid parameter name `%s`", st->name);
-			continue;
-		}
 		zsp_ir_param *p = prev;
 		if (!p && !(p = ZSP_PUSH(cc, r->params, r->nparams, r->params_cap)))
 			return;
@@ -617,7 +607,7 @@ static void lower_own(zsp_cc *cc, struct policy_state *ps)
 					goto next;
 				}
 			}
-			lower_tool(cc, ps, st, NULL, 0);
+			lower_tool(cc, ps, st);
 			break;
 		}
 		default:
