@@ -137,21 +137,104 @@ static void settle_same_path(zsp_cc *cc, const zsp_ir_policy *p, struct item *g,
 	}
 }
 
-/* Does some glob rule apply to a path strictly below `anc` down to and including `path`? */
-static bool glob_between(const struct item *globs, size_t nglobs, const char *anc, const char *path,
-			 char *scratch)
+/* Anchor of a path: "" for an absolute path, "${NAME}" for a parameter one. Rules in
+ * different anchor families are unordered until the parameters get values. */
+static size_t anchor_len(const char *p)
 {
-	if (!nglobs)
-		return false;
+	if (p[0] != '$')
+		return 0;
+	const char *close = strchr(p, '}');
+	return close ? (size_t)(close - p + 1) : 0;
+}
+
+/* The path after its anchor; "/" has the empty tail, like a bare "${NAME}". */
+static const char *tail_of(const char *p)
+{
+	const char *t = p + anchor_len(p);
+	return strcmp(t, "/") == 0 ? "" : t;
+}
+
+static const char *last_component(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+	return slash ? slash + 1 : p;
+}
+
+/* Tails start with '/', so a byte suffix is a component suffix. */
+static bool tail_suffix(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return lx <= ls && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+static bool same_anchor(const char *a, const char *b)
+{
+	size_t la = anchor_len(a);
+	return la == anchor_len(b) && memcmp(a, b, la) == 0;
+}
+
+/* Could literal rule r (of another anchor family) name the same place as p once the
+ * parameters have values? An absolute path must be the longer side of the match. */
+static bool may_coincide(const char *r, const char *p)
+{
+	const char *tr = tail_of(r), *tp = tail_of(p);
+	if (anchor_len(r) == 0)
+		return tail_suffix(tr, tp);
+	if (anchor_len(p) == 0)
+		return tail_suffix(tp, tr);
+	return tail_suffix(tr, tp) || tail_suffix(tp, tr);
+}
+
+struct shadow {
+	const struct item **globs;      /* kept glob rules */
+	size_t nglobs;
+	const struct item **literals;   /* kept literal rules, sorted by last component */
+	size_t nliterals;
+	const struct item **bare;       /* kept rules that are a bare anchor: "${NAME}" */
+	size_t nbare;
+	char *scratch;
+};
+
+static int by_last_component(const void *pa, const void *pb)
+{
+	const struct item *a = *(const struct item *const *)pa, *b = *(const struct item *const *)pb;
+	return strcmp(last_component(a->r.path), last_component(b->r.path));
+}
+
+/* Might a rule other than `anc` decide some path strictly below anc, down to and including
+ * `path`? Globs are matched; literal rules of other anchor families are checked for the
+ * places they could take once parameters have values. */
+static bool something_between(const struct shadow *sh, const char *anc, const char *path)
+{
 	size_t alen = strlen(anc), plen = strlen(path);
+	for (size_t i = 0; i < sh->nbare; i++)
+		if (!same_anchor(sh->bare[i]->r.path, path))
+			return true;
 	for (size_t end = alen + 1; end <= plen; end++) {
 		if (end != plen && path[end] != '/')
 			continue;
-		memcpy(scratch, path, end);
-		scratch[end] = '\0';
-		for (size_t i = 0; i < nglobs; i++)
-			if (zsp_glob_match(globs[i].r.path, scratch))
+		memcpy(sh->scratch, path, end);
+		sh->scratch[end] = '\0';
+		for (size_t i = 0; i < sh->nglobs; i++)
+			if (zsp_glob_match(sh->globs[i]->r.path, sh->scratch))
 				return true;
+		/* literal rules that could coincide share the last component */
+		const char *last = last_component(sh->scratch);
+		size_t lo = 0, hi = sh->nliterals;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(last_component(sh->literals[mid]->r.path), last) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < sh->nliterals; i++) {
+			const char *r = sh->literals[i]->r.path;
+			if (strcmp(last_component(r), last) != 0)
+				break;
+			if (!same_anchor(r, path) && may_coincide(r, sh->scratch))
+				return true;
+		}
 	}
 	return false;
 }
@@ -214,24 +297,32 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		i = j;
 	}
 
-	/* Shadowing: a literal rule whose nearest literal ancestor decides the same way, with no
-	 * glob rule in between, changes nothing. Rules appear in path order, so ancestors form a
-	 * stack. */
-	struct item *globs = calloc(m + 1, sizeof(*globs));
+	/* Shadowing: a literal rule whose nearest literal ancestor decides the same way, with
+	 * nothing that could decide in between, changes nothing. Rules appear in path order, so
+	 * the ancestors of a rule form a stack. */
+	struct shadow sh = { 0 };
 	const struct item **stack = calloc(m + 1, sizeof(*stack));
-	char *scratch = malloc(maxlen + 1);
-	size_t nglobs = 0, depth = 0;
-	if (!globs || !stack || !scratch) {
-		free(globs);
-		free(stack);
-		free(scratch);
-		free(items);
+	sh.globs = calloc(m + 1, sizeof(*sh.globs));
+	sh.literals = calloc(m + 1, sizeof(*sh.literals));
+	sh.bare = calloc(m + 1, sizeof(*sh.bare));
+	sh.scratch = malloc(maxlen + 1);
+	size_t depth = 0;
+	if (!stack || !sh.globs || !sh.literals || !sh.bare || !sh.scratch) {
 		cc->oom = true;
-		return;
+		goto out;
 	}
-	for (size_t i = 0; i < m; i++)
-		if (!items[i].dropped && items[i].r.glob)
-			globs[nglobs++] = items[i];
+	for (size_t i = 0; i < m; i++) {
+		const struct item *it = &items[i];
+		if (it->dropped)
+			continue;
+		if (it->r.glob)
+			sh.globs[sh.nglobs++] = it;
+		else if (anchor_len(it->r.path) && !*tail_of(it->r.path))
+			sh.bare[sh.nbare++] = it;
+		else
+			sh.literals[sh.nliterals++] = it;
+	}
+	qsort(sh.literals, sh.nliterals, sizeof(*sh.literals), by_last_component);
 	for (size_t i = 0; i < m; i++) {
 		struct item *it = &items[i];
 		if (it->dropped || it->r.glob)
@@ -240,7 +331,7 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 			depth--;
 		const struct item *anc = depth ? stack[depth - 1] : NULL;
 		if (anc && !it->r.protect && anc->r.access == it->r.access &&
-		    !glob_between(globs, nglobs, anc->r.path, it->r.path, scratch)) {
+		    !something_between(&sh, anc->r.path, it->r.path)) {
 			it->dropped = true;
 			if (!own(p, &it->r))
 				continue;
@@ -253,9 +344,16 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		}
 		stack[depth++] = it;
 	}
-	free(globs);
+out:
 	free(stack);
-	free(scratch);
+	free(sh.globs);
+	free(sh.literals);
+	free(sh.bare);
+	free(sh.scratch);
+	if (cc->oom) {
+		free(items);
+		return;
+	}
 
 	p->fs = zsp_arena_calloc(cc->a, m + 1, sizeof(*p->fs));
 	if (!p->fs) {
