@@ -1,0 +1,57 @@
+/* test_embed.c: an agent host's view of libzsp: only zsp.h, linked against the shared
+ * library, so a symbol missing from compiler/libzsp.sym fails the build of this test. */
+#include "config.h"
+
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zsp.h>
+
+static void test_compile_and_emit(void)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_STRING_EQUAL(zsp_version(), PACKAGE_VERSION);
+	CU_ASSERT_EQUAL(zsp_compiler_add_include_dir(c, "/nonexistent"), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "WORKSPACE", "/home/u/p"), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_compiler_warning(c, "error"), ZSP_OK);
+	zsp_compiler_set_datadir(c, "/nonexistent");
+	zsp_compiler_set_sink(c, NULL, NULL);
+	const char *text = "zsp 1;\npolicy \"w\" { fs { read \"/\"; write \"${WORKSPACE}\"; } }\n";
+	zsp_policy_set *set = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_compile_buffer(c, "w.zsp", text, strlen(text), &set), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_compiler_errors(c), 0);
+	CU_ASSERT_EQUAL(zsp_compiler_warnings(c), 0);
+	CU_ASSERT_EQUAL(zsp_policy_set_count(set), 1);
+	CU_ASSERT_STRING_EQUAL(zsp_policy_set_name(set, 0), "w");
+	char *json = NULL;
+	size_t len = 0;
+	CU_ASSERT_EQUAL_FATAL(zsp_policy_set_ir_json(set, &json, &len), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"path\": \"/home/u/p\""));
+	free(json);
+	zsp_policy_set_free(set);
+
+	const char *bad = "zsp 1;\npolicy \"w\" { fs { read \"rel\"; } }\n";
+	set = (zsp_policy_set *)1;
+	CU_ASSERT_EQUAL(zsp_compile_buffer(c, "w.zsp", bad, strlen(bad), &set), ZSP_EPOLICY);
+	CU_ASSERT_PTR_NULL(set);
+	CU_ASSERT_EQUAL(zsp_compiler_errors(c), 1);
+	zsp_compiler_free(c);
+}
+
+int main(void)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	CU_pSuite s = CU_add_suite("embed", NULL, NULL);
+	if (!s || !CU_add_test(s, "compile and emit", test_compile_and_emit)) {
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures ? 1 : 0;
+}
