@@ -1,0 +1,81 @@
+/* fuzz_target.c: the libFuzzer entry point shared by fuzz_parser and fuzz_regress.
+ * Every input is compiled twice: bare, then with -D values and an -I directory (include lookup). */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "zsp.h"
+
+#ifndef ZSP_FUZZ_INCDIR
+#error "ZSP_FUZZ_INCDIR must name tests/fuzz/inc in the source tree"
+#endif
+
+static void discard(void *ctx, const char *text, size_t len)
+{
+	(void)ctx;
+	(void)text;
+	(void)len;
+}
+
+/* On success, walks the whole result: names and the IR as JSON. */
+static void use_result(zsp_policy_set *set)
+{
+	size_t n = zsp_policy_set_count(set);
+	for (size_t i = 0; i < n; i++)
+		if (!zsp_policy_set_name(set, i))
+			abort();
+	if (zsp_policy_set_name(set, n))
+		abort();
+	char *json = NULL;
+	size_t len = 0;
+	if (zsp_policy_set_ir_json(set, &json, &len) == ZSP_OK) {
+		if (!json || strlen(json) != len)
+			abort(); /* the API promises a NUL-terminated string of length len */
+	}
+	free(json);
+	zsp_policy_set_free(set);
+}
+
+/* `with_options` adds -D WORKSPACE and HOME and -I ZSP_FUZZ_INCDIR, and names the buffer
+ * inside ZSP_FUZZ_INCDIR/local so that relative includes find the files there. */
+static void compile_once(const uint8_t *data, size_t size, int with_options)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	if (!c)
+		abort();
+	zsp_compiler_set_sink(c, discard, NULL);
+	const char *name = "/nonexistent/zsp-fuzz/input.zsp";
+	if (with_options) {
+		name = ZSP_FUZZ_INCDIR "/local/input.zsp";
+		if (zsp_compiler_define(c, "WORKSPACE", "/home/u/proj") != ZSP_OK ||
+		    zsp_compiler_define(c, "HOME", "/home/u") != ZSP_OK ||
+		    zsp_compiler_add_include_dir(c, ZSP_FUZZ_INCDIR) != ZSP_OK ||
+		    zsp_compiler_warning(c, "error=shadowed") != ZSP_OK)
+			abort();
+		zsp_compiler_set_datadir(c, ZSP_FUZZ_INCDIR "/data");
+	} else {
+		zsp_compiler_set_datadir(c, NULL);
+	}
+	zsp_policy_set *set = NULL;
+	int rc = zsp_compile_buffer(c, name, (const char *)data, size, &set);
+	if (rc == ZSP_OK) {
+		if (!set)
+			abort();
+		use_result(set);
+	} else if (set) {
+		abort(); /* on failure *out must be NULL */
+	}
+	if (rc == ZSP_EINTERNAL)
+		abort(); /* out of memory is not expected on fuzz-sized inputs: a bug */
+	zsp_compiler_free(c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	compile_once(data, size, 0);
+	compile_once(data, size, 1);
+	return 0;
+}
