@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,65 +27,69 @@ void *zsp_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
 	return p;
 }
 
-/* Reads a whole regular file, at most ZSP_SOURCE_MAX bytes. errno-style failure. */
-static int read_file(const char *path, char **text, size_t *len, const char **why)
+/* Reads a whole policy file, at most ZSP_SOURCE_MAX bytes. Only a regular file qualifies
+ * (a pipe too for the file named on the command line): opening is non-blocking and the type
+ * is checked on the open descriptor, so a FIFO or a device named by an include can neither
+ * hang the compiler nor feed it endless bytes. */
+static int read_file(const char *path, bool allow_pipe, char **text, size_t *len, const char **why)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
-	if (!f) {
+	if (fd < 0) {
 		*why = strerror(errno);
 		return -1;
 	}
-	if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-		*why = S_ISDIR(st.st_mode) ? "is a directory" : strerror(errno);
-		fclose(f);
+	if (fstat(fd, &st) != 0) {
+		*why = strerror(errno);
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) && !(allow_pipe && S_ISFIFO(st.st_mode))) {
+		*why = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
+		close(fd);
+		return -1;
+	}
+	/* blocking again: a pipe on the command line is read until its writer closes it */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+		*why = strerror(errno);
+		close(fd);
 		return -1;
 	}
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
-	if (!buf) {
-		fclose(f);
-		*why = "out of memory";
-		return -1;
-	}
-	for (;;) {
+	*why = NULL;
+	while (buf) {
 		if (n == cap) {
 			if (cap > ZSP_SOURCE_MAX) {
 				*why = "file is larger than 16 MiB";
-				free(buf);
-				fclose(f);
-				return -1;
+				break;
 			}
 			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				*why = "out of memory";
-				return -1;
-			}
+			if (!nb)
+				break;
 			buf = nb;
 			cap *= 2;
 		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*why = strerror(errno);
 			break;
+		}
+		if (r == 0) {
+			close(fd);
+			*text = buf;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)r;
 	}
-	if (ferror(f)) {
-		*why = strerror(errno ? errno : EIO);
-		free(buf);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	if (n > ZSP_SOURCE_MAX) {
-		*why = "file is larger than 16 MiB";
-		free(buf);
-		return -1;
-	}
-	*text = buf;
-	*len = n;
-	return 0;
+	if (!*why)
+		*why = "out of memory";
+	free(buf);
+	close(fd);
+	return -1;
 }
 
 struct loader {
@@ -176,7 +181,7 @@ static int load_include(struct loader *ld, const zsp_source *parent, zsp_ast_inc
 	char *text;
 	size_t len;
 	const char *why;
-	if (read_file(path, &text, &len, &why) != 0) {
+	if (read_file(path, false, &text, &len, &why) != 0) {
 		zsp_diag_error(cc->diag, inc->name->loc, "cannot read included file `%s`: %s", path, why);
 		return ZSP_OK;
 	}
@@ -230,7 +235,7 @@ int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len)
 	char *owned = NULL;
 	const char *why;
 	if (!text) {
-		if (read_file(path, &owned, &len, &why) != 0) {
+		if (read_file(path, true, &owned, &len, &why) != 0) {
 			zsp_diag_error_noloc(cc->diag, "cannot read `%s`: %s", path, why);
 			return ZSP_ENOINPUT;
 		}

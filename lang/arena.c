@@ -8,6 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Under AddressSanitizer the unused part of every block stays poisoned and each allocation is
+ * unpoisoned to its exact size, so an overflow into the padding or the next object is caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ZSP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZSP_ASAN 1
+#endif
+#endif
+#ifdef ZSP_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #define ARENA_BLOCK 65536u
 #define ARENA_ALIGN 16u
 
@@ -32,6 +50,7 @@ void zsp_arena_free(zsp_arena *a)
 		return;
 	for (struct block *b = a->head, *next; b; b = next) {
 		next = b->next;
+		UNPOISON(b->data, b->size);
 		free(b);
 	}
 	free(a);
@@ -41,6 +60,7 @@ void *zsp_arena_alloc(zsp_arena *a, size_t size)
 {
 	if (size > SIZE_MAX - ARENA_ALIGN - sizeof(struct block))
 		return NULL;
+	size_t want = size;
 	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 	if (size == 0)
 		size = ARENA_ALIGN;
@@ -52,6 +72,7 @@ void *zsp_arena_alloc(zsp_arena *a, size_t size)
 			return NULL;
 		nb->used = 0;
 		nb->size = cap;
+		POISON(nb->data, cap);
 		if (b && cap == size && b->size - b->used >= ARENA_ALIGN) {
 			/* keep filling the current block; park the big one behind it */
 			nb->next = b->next;
@@ -64,7 +85,8 @@ void *zsp_arena_alloc(zsp_arena *a, size_t size)
 	}
 	void *p = b->data + b->used;
 	b->used += size;
-	memset(p, 0, size);
+	UNPOISON(p, want);
+	memset(p, 0, want);
 	return p;
 }
 

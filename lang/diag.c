@@ -98,6 +98,7 @@ static void buf_add(struct buf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
+static void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 {
 	char small[512];

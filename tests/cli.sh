@@ -65,6 +65,15 @@ expect 66 "missing file" -- "$ZSPC" --check "$tmp/none.zsp"
 check "names the missing file" 'grep -q "none.zsp" "$tmp/err"'
 expect 66 "a directory" -- "$ZSPC" --check "$tmp"
 
+# Includes must be regular files: a FIFO would block open() forever, a device never ends.
+# (timeout only keeps a regression from hanging the suite; nothing here is timed.)
+mkfifo "$tmp/fifo"
+printf 'zsp 1;\ninclude "%s";\ninclude "/dev/zero";\n' "$tmp/fifo" >"$tmp/special.zsp"
+expect 1 "include of a FIFO and a device" -- timeout 60 "$ZSPC" --check "$tmp/special.zsp"
+check "both refused as not regular files" '[ "$(grep -c "not a regular file" "$tmp/err")" -eq 2 ]'
+expect 66 "a device as the policy" -- timeout 60 "$ZSPC" --check /dev/zero
+expect 0 "a pipe as the policy" -- sh -c 'printf "zsp 1;\npolicy \"p\" {}\n" | "$1" --check /dev/stdin' sh "$ZSPC"
+
 expect 0 "-o writes the file" -- "$ZSPC" --emit ir -o "$tmp/ir.json" "$good"
 check "-o output equals stdout output" '"$ZSPC" --emit ir "$good" | cmp -s - "$tmp/ir.json"'
 check "-o leaves no temporary file" '[ "$(ls "$tmp" | grep -c "ir.json")" -eq 1 ]'
