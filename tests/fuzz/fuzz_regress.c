@@ -85,7 +85,8 @@ static long run_dir(const char *dir)
 			abort();
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	long ran = 0;
 	int failed = 0;
 	for (size_t i = 0; i < n; i++) {
