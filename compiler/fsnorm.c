@@ -1,6 +1,7 @@
 /* fsnorm.c: the fs rules of one policy made canonical: protect names expanded under every
  * writable root, same-path rules merged (deny > protected > write > read), shadowed rules
- * dropped, and the rest ordered parents first (the order bwrap mounts need). */
+ * dropped, and the rest in path order: each path right before its descendants, the order
+ * bwrap mounts need. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -12,59 +13,93 @@
 /* Path order in which every path is followed directly by its descendants: '/' sorts lowest. */
 static int path_cmp(const char *a, const char *b)
 {
-	for (;; a++, b++) {
-		unsigned ca = (unsigned char)*a, cb = (unsigned char)*b;
-		if (ca == cb) {
-			if (!ca)
-				return 0;
-			continue;
-		}
-		if (!ca)
-			return -1;
-		if (!cb)
-			return 1;
-		if (ca == '/')
-			return -1;
-		if (cb == '/')
-			return 1;
-		return ca < cb ? -1 : 1;
-	}
+	size_t i = 0;
+	while (a[i] == b[i] && a[i])
+		i++;
+	unsigned ca = (unsigned char)a[i], cb = (unsigned char)b[i];
+	if (ca == cb)
+		return 0;
+	if (!ca)
+		return -1;
+	if (!cb)
+		return 1;
+	if (ca == '/')
+		return -1;
+	if (cb == '/')
+		return 1;
+	return ca < cb ? -1 : 1;
 }
 
+/* A rule being normalized, with the keys the sorts need computed once. Sorts move pointers. */
 struct item {
 	zsp_ir_fs_rule r;
-	size_t seq;     /* input order: earlier rules win ties and keep their location */
+	size_t seq;          /* input order: earlier rules win ties and keep their location */
+	const char *last;    /* last component */
 	bool dropped;
 };
 
-static int item_cmp(const void *pa, const void *pb)
+static int item_cmp(const struct item *a, const struct item *b)
 {
-	const struct item *a = pa, *b = pb;
 	int c = path_cmp(a->r.path, b->r.path);
 	if (c)
 		return c;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int anchor_class(const char *p)
+static int by_seq(const void *pa, const void *pb)
 {
-	return p[0] == '/' ? 0 : p[0] == '$' ? 1 : 2;
+	const struct item *a = *(const struct item *const *)pa, *b = *(const struct item *const *)pb;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int final_cmp(const void *pa, const void *pb)
+/* Byte d of a path as path_cmp orders it: NUL, then '/', then the other bytes in order. */
+static unsigned path_key(const struct item *it, size_t d)
 {
-	const zsp_ir_fs_rule *a = pa, *b = pb;
-	int ca = anchor_class(a->path), cb = anchor_class(b->path);
-	if (ca != cb)
-		return ca - cb;
-	size_t da = zsp_path_depth(a->path), db = zsp_path_depth(b->path);
-	if (da != db)
-		return da < db ? -1 : 1;
-	int c = strcmp(a->path, b->path);
-	if (c)
-		return c;
-	return (int)a->access - (int)b->access;
+	unsigned c = (unsigned char)it->r.path[d];
+	return c == '/' ? 1 : c && c < '/' ? c + 1 : c;
 }
+
+static void swap_items(struct item **a, size_t i, size_t j)
+{
+	struct item *t = a[i];
+	a[i] = a[j];
+	a[j] = t;
+}
+
+/* Sorts by (path, seq). Paths share long prefixes (every rule under a root starts with it),
+ * which makes a comparison sort re-read them again and again; multikey quicksort (Bentley and
+ * Sedgewick) looks at each distinguishing byte about once. a[*] agree on their first d bytes. */
+static void sort_items(struct item **a, size_t n, size_t d)
+{
+	while (n > 12) {
+		swap_items(a, 0, n / 2);
+		unsigned v = path_key(a[0], d);
+		size_t lt = 0, i = 1, gt = n;
+		while (i < gt) {
+			unsigned k = path_key(a[i], d);
+			if (k < v)
+				swap_items(a, lt++, i++);
+			else if (k > v)
+				swap_items(a, i, --gt);
+			else
+				i++;
+		}
+		sort_items(a, lt, d);
+		sort_items(a + gt, n - gt, d);
+		a += lt;
+		n = gt - lt;
+		if (v == 0) {
+			/* identical paths: input order */
+			qsort(a, n, sizeof(*a), by_seq);
+			return;
+		}
+		d++;
+	}
+	for (size_t x = 1; x < n; x++)
+		for (size_t y = x; y > 0 && item_cmp(a[y - 1], a[y]) > 0; y--)
+			swap_items(a, y - 1, y);
+}
+
 
 static const char *verb(zsp_access a)
 {
@@ -79,26 +114,26 @@ static bool own(const zsp_ir_policy *p, const zsp_ir_fs_rule *r)
 }
 
 /* Settles a run of rules naming the same path; leaves exactly one not dropped. */
-static void settle_same_path(zsp_cc *cc, const zsp_ir_policy *p, struct item *g, size_t n)
+static void settle_same_path(zsp_cc *cc, const zsp_ir_policy *p, struct item **g, size_t n)
 {
 	size_t keep = 0;
 	int best = -1;
 	for (size_t i = 0; i < n; i++) {
 		/* deny 3 > protected 2 > write 1 > read 0; the first of the strongest wins */
-		int rank = g[i].r.access == ZSP_ACCESS_DENY ? 3
-			 : g[i].r.protect ? 2
-			 : g[i].r.access == ZSP_ACCESS_WRITE ? 1 : 0;
+		int rank = g[i]->r.access == ZSP_ACCESS_DENY ? 3
+			 : g[i]->r.protect ? 2
+			 : g[i]->r.access == ZSP_ACCESS_WRITE ? 1 : 0;
 		if (rank > best) {
 			best = rank;
 			keep = i;
 		}
 	}
-	const zsp_ir_fs_rule *k = &g[keep].r;
+	const zsp_ir_fs_rule *k = &g[keep]->r;
 	for (size_t i = 0; i < n; i++) {
 		if (i == keep)
 			continue;
-		const zsp_ir_fs_rule *o = &g[i].r;
-		g[i].dropped = true;
+		const zsp_ir_fs_rule *o = &g[i]->r;
+		g[i]->dropped = true;
 		if (o->protect)
 			continue; /* protection is implied by the stronger rule */
 		if (!own(p, o) && !own(p, k))
@@ -198,7 +233,7 @@ struct shadow {
 static int by_last_component(const void *pa, const void *pb)
 {
 	const struct item *a = *(const struct item *const *)pa, *b = *(const struct item *const *)pb;
-	return strcmp(last_component(a->r.path), last_component(b->r.path));
+	return strcmp(a->last, b->last);
 }
 
 /* Might a rule other than `anc` decide some path strictly below anc, down to and including
@@ -223,14 +258,14 @@ static bool something_between(const struct shadow *sh, const char *anc, const ch
 		size_t lo = 0, hi = sh->nliterals;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (strcmp(last_component(sh->literals[mid]->r.path), last) < 0)
+			if (strcmp(sh->literals[mid]->last, last) < 0)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		for (size_t i = lo; i < sh->nliterals; i++) {
 			const char *r = sh->literals[i]->r.path;
-			if (strcmp(last_component(r), last) != 0)
+			if (strcmp(sh->literals[i]->last, last) != 0)
 				break;
 			if (!same_anchor(r, path) && may_coincide(r, sh->scratch))
 				return true;
@@ -247,7 +282,7 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		nprot += in[i].protect != NULL;
 	}
 	size_t total = n - nprot + nprot * nroots;
-	struct item *items = calloc(total + 1, sizeof(*items));
+	struct item *items = malloc((total + 1) * sizeof(*items));
 	if (!items) {
 		cc->oom = true;
 		return;
@@ -257,8 +292,6 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		if (in[i].protect)
 			continue;
 		items[m].r = in[i];
-		items[m].r.glob = zsp_glob_has_meta(in[i].path);
-		items[m].seq = m;
 		m++;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -277,23 +310,34 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 			items[m].r.path = path;
 			items[m].r.root = in[j].path;
 			items[m].r.access = ZSP_ACCESS_READ;
-			items[m].r.glob = zsp_glob_has_meta(path);
-			items[m].seq = m;
 			m++;
 		}
 	}
+	struct item **order = malloc((m + 1) * sizeof(*order));
+	if (!order) {
+		free(items);
+		cc->oom = true;
+		return;
+	}
 	for (size_t i = 0; i < m; i++) {
-		size_t l = strlen(items[i].r.path);
+		struct item *it = &items[i];
+		const char *path = it->r.path;
+		size_t l = strlen(path);
 		if (l > maxlen)
 			maxlen = l;
+		it->seq = i;
+		it->r.glob = zsp_glob_has_meta(path);
+		it->last = last_component(path);
+		it->dropped = false;
+		order[i] = it;
 	}
-	qsort(items, m, sizeof(*items), item_cmp);
+	sort_items(order, m, 0);
 	for (size_t i = 0; i < m;) {
 		size_t j = i + 1;
-		while (j < m && strcmp(items[j].r.path, items[i].r.path) == 0)
+		while (j < m && strcmp(order[j]->r.path, order[i]->r.path) == 0)
 			j++;
 		if (j - i > 1)
-			settle_same_path(cc, p, items + i, j - i);
+			settle_same_path(cc, p, order + i, j - i);
 		i = j;
 	}
 
@@ -312,7 +356,7 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		goto out;
 	}
 	for (size_t i = 0; i < m; i++) {
-		const struct item *it = &items[i];
+		const struct item *it = order[i];
 		if (it->dropped)
 			continue;
 		if (it->r.glob)
@@ -324,7 +368,7 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 	}
 	qsort(sh.literals, sh.nliterals, sizeof(*sh.literals), by_last_component);
 	for (size_t i = 0; i < m; i++) {
-		struct item *it = &items[i];
+		struct item *it = order[i];
 		if (it->dropped || it->r.glob)
 			continue;
 		while (depth && !zsp_path_is_prefix(stack[depth - 1]->r.path, it->r.path))
@@ -350,21 +394,19 @@ out:
 	free(sh.literals);
 	free(sh.bare);
 	free(sh.scratch);
-	if (cc->oom) {
-		free(items);
-		return;
-	}
-
-	p->fs = zsp_arena_calloc(cc->a, m + 1, sizeof(*p->fs));
-	if (!p->fs) {
-		free(items);
-		cc->oom = true;
-		return;
-	}
-	p->nfs = 0;
+	/* Path order is already the IR's order: every path comes right before its descendants. */
+	size_t kept = 0;
 	for (size_t i = 0; i < m; i++)
-		if (!items[i].dropped)
-			p->fs[p->nfs++] = items[i].r;
+		kept += !order[i]->dropped;
+	p->fs = cc->oom ? NULL : zsp_arena_alloc(cc->a, (kept + 1) * sizeof(*p->fs));
+	if (!p->fs) {
+		cc->oom = true;
+	} else {
+		p->nfs = 0;
+		for (size_t i = 0; i < m; i++)
+			if (!order[i]->dropped)
+				p->fs[p->nfs++] = order[i]->r;
+	}
+	free(order);
 	free(items);
-	qsort(p->fs, p->nfs, sizeof(*p->fs), final_cmp);
 }

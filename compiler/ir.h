@@ -107,7 +107,7 @@ typedef struct zsp_ir_policy {
 	zsp_ir_param *params;
 	size_t nparams;
 	zsp_decision def;      /* policy default for tools; ZSP_ASK unless stated */
-	zsp_ir_fs_rule *fs;    /* most specific last: sorted by (anchor, depth, path, access) */
+	zsp_ir_fs_rule *fs;    /* path order: each path right before its descendants */
 	size_t nfs;
 	int net_mode;          /* enum zsp_net_mode */
 	zsp_ir_host *hosts;

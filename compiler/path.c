@@ -657,5 +657,12 @@ char *zsp_path_join(zsp_arena *a, const char *root, const char *rel)
 		rel++;
 	if (!*rel)
 		return zsp_arena_strdup(a, root);
-	return zsp_arena_printf(a, "%s%s%s", root, rn && root[rn - 1] != '/' ? "/" : "", rel);
+	size_t sep = rn && root[rn - 1] != '/', ln = strlen(rel);
+	char *p = zsp_arena_alloc(a, rn + sep + ln + 1);
+	if (p) {
+		memcpy(p, root, rn);
+		p[rn] = '/';
+		memcpy(p + rn + sep, rel, ln + 1);
+	}
+	return p;
 }

@@ -238,6 +238,84 @@ static void test_diag_render(void)
 	zsp_arena_free(a);
 }
 
+/* The IR's path order, restated: '/' sorts before every other byte. */
+static int ref_path_cmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		if (*a == *b) {
+			if (!*a)
+				return 0;
+			continue;
+		}
+		if (!*a || !*b)
+			return !*a ? -1 : 1;
+		if (*a == '/' || *b == '/')
+			return *a == '/' ? -1 : 1;
+		return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+	}
+}
+
+/* Random policies with paths that share long prefixes and differ in '-', '.', '/': the fs
+ * rules of the IR must come out in path order, each path once. */
+static void test_fs_order(void)
+{
+	static const char alphabet[] = "ab-.";
+	unsigned seed = 12345;
+	for (int round = 0; round < 20; round++) {
+		char *text = malloc(1 << 16);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+		size_t len = (size_t)sprintf(text, "zsp 1;\npolicy \"p\" { fs {\n");
+		for (int i = 0; i < 300; i++) {
+			char path[64] = "/r";
+			int depth = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 4;
+			for (int d = 0; d < depth; d++) {
+				size_t pl = strlen(path);
+				path[pl++] = '/';
+				int clen = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 3;
+				for (int c = 0; c < clen; c++)
+					path[pl++] = alphabet[((seed = seed * 1103515245 + 12345) >> 16) % 4];
+				path[pl] = '\0';
+				if (strcmp(path + pl - 2, "/.") == 0 || strstr(path, "/..") )
+					path[pl - 1] = 'a';
+			}
+			/* the verb follows from the path, so a repeated path is a duplicate, not a conflict */
+			static const char *const verbs[] = { "read", "write", "deny" };
+			unsigned h = 0;
+			for (const char *c = path; *c; c++)
+				h = h * 31 + (unsigned char)*c;
+			len += (size_t)sprintf(text + len, "  %s \"%s\";\n", verbs[h % 3], path);
+		}
+		len += (size_t)sprintf(text + len, "  protect \".git\", \"a-\";\n} }\n");
+		struct capture cap;
+		zsp_policy_set *set = NULL;
+		zsp_compiler *c = zsp_compiler_new();
+		memset(&cap, 0, sizeof(cap));
+		zsp_compiler_set_sink(c, capture_sink, &cap);
+		int rc = zsp_compile_buffer(c, "order.zsp", text, len, &set);
+		zsp_compiler_free(c);
+		free(text);
+		CU_ASSERT_EQUAL_FATAL(rc, ZSP_OK);
+		char *json = NULL;
+		size_t jl;
+		CU_ASSERT_EQUAL_FATAL(zsp_policy_set_ir_json(set, &json, &jl), ZSP_OK);
+		char prev[128] = "";
+		size_t n = 0;
+		for (const char *q = json; (q = strstr(q, "\"path\": \"")) != NULL; n++) {
+			q += 9;
+			const char *end = strchr(q, '"');
+			char cur[128];
+			snprintf(cur, sizeof(cur), "%.*s", (int)(end - q), q);
+			if (n)
+				CU_ASSERT(ref_path_cmp(prev, cur) < 0);
+			strcpy(prev, cur);
+			q = end;
+		}
+		CU_ASSERT(n > 50);
+		free(json);
+		zsp_policy_set_free(set);
+	}
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -251,7 +329,8 @@ int main(void)
 	    !CU_add_test(s, "arena", test_arena) ||
 	    !CU_add_test(s, "hint", test_hint) ||
 	    !CU_add_test(s, "positions", test_positions) ||
-	    !CU_add_test(s, "diag render", test_diag_render)) {
+	    !CU_add_test(s, "diag render", test_diag_render) ||
+	    !CU_add_test(s, "fs order", test_fs_order)) {
 		CU_cleanup_registry();
 		return 2;
 	}
