@@ -509,12 +509,44 @@ static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *
 	}
 }
 
+static bool mentions(const char *s, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = s; p && (p = strstr(p, "${")) != NULL; p += 2)
+		if (strncmp(p + 2, name, n) == 0 && p[2 + n] == '}')
+			return true;
+	return false;
+}
+
+/* Does a rule inherited from a base refer to ${name}? (Own statements were counted when
+ * their references were checked.) */
+static bool inherited_use(const struct raw *r, const char *name)
+{
+	for (size_t j = 0; j < r->nparams; j++)
+		if (r->params[j].def && mentions(r->params[j].def, name))
+			return true;
+	for (size_t j = 0; j < r->nfs; j++)
+		if (mentions(r->fs[j].path, name))
+			return true;
+	for (size_t j = 0; j < r->nunix; j++)
+		if (mentions(r->unixs[j].path, name))
+			return true;
+	for (size_t j = 0; j < r->nset; j++)
+		if (mentions(r->set[j].value, name))
+			return true;
+	for (size_t j = 0; j < r->ntools; j++)
+		for (size_t k = 0; k < r->tools[j].nrules; k++)
+			if (r->tools[j].rules[k].is_path && mentions(r->tools[j].rules[k].pattern, name))
+				return true;
+	return false;
+}
+
 static void lower_own(zsp_cc *cc, struct policy_state *ps)
 {
 	struct raw *r = &ps->raw;
 	struct seen seen = { 0 };
 	const zsp_ast_policy *pol = ps->ast;
-	size_t first_own_param = r->nparams;
+	size_t first_own_param = r->nparams, first_own_host = r->nhosts;
 
 	/* Parameters first: rules may use a parameter declared below them. */
 	for (const zsp_ast_stmt *st = pol->stmts; st; st = st->next) {
@@ -621,24 +653,13 @@ next:;
 		for (size_t i = 0; i < r->nparams; i++) {
 			if (ps->param_used[i] || !r->params[i].loc.src || i < first_own_param)
 				continue;
-			if (r->params[i].loc.src && r->params[i].loc.begin < pol->loc.begin)
-				continue;
-			bool used = false;
-			for (size_t j = 0; j < r->nparams && !used; j++)
-				if (r->params[j].def && strstr(r->params[j].def, r->params[i].name))
-					used = true;
-			for (size_t j = 0; j < r->nfs && !used; j++)
-				if (strstr(r->fs[j].path, r->params[i].name))
-					used = true;
-			if (!used)
+			if (!inherited_use(r, r->params[i].name))
 				zsp_diag_warning(cc->diag, ZSP_W_UNUSED_PARAM, r->params[i].loc,
 						 "parameter `%s` is declared but never used", r->params[i].name);
 		}
 	}
 	if (r->net_mode == ZSP_NET_NONE) {
-		for (size_t i = 0; i < r->nhosts; i++) {
-			if (r->hosts[i].loc.src != pol->loc.src || r->hosts[i].loc.begin < pol->loc.begin)
-				continue;
+		for (size_t i = first_own_host; i < r->nhosts; i++) {
 			zsp_diag_warning(cc->diag, ZSP_W_NO_EFFECT, r->hosts[i].loc,
 					 "host rule has no effect: the network mode is `none`");
 			zsp_diag_hint(cc->diag, "set `mode proxy;` to allow only the listed hosts");
