@@ -48,6 +48,7 @@ struct policy_state {
 	bool bad_hosts;            /* a host rule of its own had an error (no -Wno-effect then) */
 	struct raw raw;
 	bool *param_used;          /* by index into raw.params */
+	size_t own_set_from;       /* raw.set entries from here on are this policy's own */
 };
 
 /* A string that may hold ${NAME} references, kept to be checked once all params are known. */
@@ -363,16 +364,20 @@ static void lower_env(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *s
 	if (st->kind == ZSP_ST_ENV_SET) {
 		if (!zsp_check_env_name(cc, st->args, false) || !check_refs(cc, ps, st->value))
 			return;
-		for (size_t i = 0; i < r->nset; i++) {
-			if (strcmp(r->set[i].name, st->args->s) == 0 &&
-			    r->set[i].loc.src == st->loc.src && r->set[i].loc.begin >= ps->ast->loc.begin) {
+		zsp_ir_env *e = NULL;
+		for (size_t i = 0; i < r->nset && !e; i++) {
+			if (strcmp(r->set[i].name, st->args->s) != 0)
+				continue;
+			if (i >= ps->own_set_from) {
 				zsp_diag_error(cc->diag, st->loc, "`%s` is set twice in this policy",
 					       st->args->s);
 				zsp_diag_note(cc->diag, r->set[i].loc, "first set here");
 				return;
 			}
+			e = &r->set[i]; /* a child's value replaces its base's */
 		}
-		zsp_ir_env *e = ZSP_PUSH(cc, r->set, r->nset, r->set_cap);
+		if (!e)
+			e = ZSP_PUSH(cc, r->set, r->nset, r->set_cap);
 		if (!e)
 			return;
 		e->name = st->args->s;
@@ -547,6 +552,7 @@ static void lower_own(zsp_cc *cc, struct policy_state *ps)
 	struct seen seen = { 0 };
 	const zsp_ast_policy *pol = ps->ast;
 	size_t first_own_param = r->nparams, first_own_host = r->nhosts;
+	ps->own_set_from = r->nset;
 
 	/* Parameters first: rules may use a parameter declared below them. */
 	for (const zsp_ast_stmt *st = pol->stmts; st; st = st->next) {
