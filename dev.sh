@@ -89,8 +89,12 @@ unprivileged_check() {
 	chmod 755 "$dir"
 	src=$(ls -d "$dir"/zsp-*/)
 	say "make check as the unprivileged user $user in $src"
-	runuser -u "$user" -- sh -c "cd '$src' && ./configure -q && make -s -j$jobs" >/dev/null 2>&1 ||
-		{ say "unprivileged build failed"; failed=$((failed + 1)); return; }
+	if ! runuser -u "$user" -- sh -c "cd '$src' && ./configure -q && make -s -j$jobs" >"$dir/build.out" 2>&1; then
+		say "the unprivileged build failed:"
+		tail -n 40 "$dir/build.out" >&2
+		failed=$((failed + 1))
+		return
+	fi
 	status=0
 	runuser -u "$user" -- make -C "$src" -j"$jobs" check >"$dir/check.out" 2>&1 || status=$?
 	tally "$dir/check.out" "$status"

@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "zsp.h"
@@ -53,7 +55,30 @@ static int write_all(FILE *f, const char *p, size_t n)
 	return fflush(f) == 0 ? 0 : -1;
 }
 
-/* Writes to a temporary file beside `out` and renames it over `out`. */
+/* Writes straight into something that is not a regular file (a device, a FIFO): those
+ * cannot be replaced by a rename, and replacing /dev/null with a file would be a disaster. */
+static int write_special(const char *out, const char *data, size_t len)
+{
+	int fd = open(out, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (!f) {
+		fprintf(stderr, "zspc: cannot open %s: %s\n", out, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ZSP_ECANTCREAT;
+	}
+	int rc = write_all(f, data, len) == 0 ? ZSP_OK : ZSP_EIO;
+	if (rc != ZSP_OK)
+		fprintf(stderr, "zspc: cannot write %s: %s\n", out, strerror(errno));
+	if (fclose(f) != 0 && rc == ZSP_OK) {
+		fprintf(stderr, "zspc: cannot write %s: %s\n", out, strerror(errno));
+		rc = ZSP_EIO;
+	}
+	return rc;
+}
+
+/* Writes a regular file atomically: a temporary file beside it, renamed over it. A symlink
+ * is followed, so the link stays and its target gets the new contents. */
 static int write_output(const char *out, const char *data, size_t len)
 {
 	if (!out || strcmp(out, "-") == 0) {
@@ -63,15 +88,30 @@ static int write_output(const char *out, const char *data, size_t len)
 		}
 		return ZSP_OK;
 	}
-	size_t n = strlen(out);
+	struct stat st;
+	char *real = NULL;
+	if (stat(out, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "zspc: cannot create %s: Is a directory\n", out);
+			return ZSP_ECANTCREAT;
+		}
+		if (!S_ISREG(st.st_mode))
+			return write_special(out, data, len);
+		real = realpath(out, NULL);
+	}
+	const char *target = real ? real : out;
+	size_t n = strlen(target);
 	char *tmp = malloc(n + 16);
-	if (!tmp)
+	if (!tmp) {
+		free(real);
 		return ZSP_EINTERNAL;
-	snprintf(tmp, n + 16, "%s.XXXXXX", out);
+	}
+	snprintf(tmp, n + 16, "%s.XXXXXX", target);
 	int fd = mkstemp(tmp);
 	if (fd < 0) {
 		fprintf(stderr, "zspc: cannot create %s: %s\n", out, strerror(errno));
 		free(tmp);
+		free(real);
 		return ZSP_ECANTCREAT;
 	}
 	FILE *f = fdopen(fd, "wb");
@@ -85,13 +125,14 @@ static int write_output(const char *out, const char *data, size_t len)
 			fprintf(stderr, "zspc: cannot write %s: %s\n", out, strerror(errno));
 		rc = ZSP_EIO;
 	}
-	if (rc == ZSP_OK && rename(tmp, out) != 0) {
+	if (rc == ZSP_OK && rename(tmp, target) != 0) {
 		fprintf(stderr, "zspc: cannot create %s: %s\n", out, strerror(errno));
 		rc = ZSP_ECANTCREAT;
 	}
 	if (rc != ZSP_OK)
 		unlink(tmp);
 	free(tmp);
+	free(real);
 	return rc;
 }
 

@@ -86,6 +86,26 @@ if [ "$(id -u)" -ne 0 ]; then
 	expect 73 "-o into a read-only directory" -- "$ZSPC" --emit ir -o "$tmp/ro/x.json" "$good"
 	check "nothing created in the read-only directory" '[ -z "$(ls -A "$tmp/ro")" ]'
 fi
+# -o never replaces what is not a regular file: a FIFO or a device is written in place,
+# a symlink keeps pointing at its target, which gets the output.
+mkfifo "$tmp/out.fifo"
+cat "$tmp/out.fifo" >"$tmp/fifo.read" &
+reader=$!
+expect 0 "-o into a FIFO" -- "$ZSPC" --emit ir -o "$tmp/out.fifo" "$good"
+check "the FIFO is still a FIFO" '[ -p "$tmp/out.fifo" ]'
+# a reader still waiting means nobody wrote into the FIFO: do not hang on it
+[ -p "$tmp/out.fifo" ] && wait "$reader" || kill "$reader" 2>/dev/null
+check "the reader got the IR" '"$ZSPC" --emit ir "$good" | cmp -s - "$tmp/fifo.read"'
+printf 'old\n' >"$tmp/target.json"
+ln -s target.json "$tmp/link.json"
+expect 0 "-o through a symlink" -- "$ZSPC" --emit ir -o "$tmp/link.json" "$good"
+check "the symlink is still a symlink" '[ -L "$tmp/link.json" ]'
+check "its target has the IR" '"$ZSPC" --emit ir "$good" | cmp -s - "$tmp/target.json"'
+if [ "$(id -u)" -eq 0 ] && mknod "$tmp/null" c 1 3 2>/dev/null; then
+	expect 0 "-o into a character device" -- "$ZSPC" --emit ir -o "$tmp/null" "$good"
+	check "the device is still a device" '[ -c "$tmp/null" ]'
+fi
+expect 73 "-o naming a directory" -- "$ZSPC" --emit ir -o "$tmp" "$good"
 expect 73 "-o into a missing directory" -- "$ZSPC" --emit ir -o "$tmp/nodir/x.json" "$good"
 if [ -w /dev/full ]; then
 	expect 74 "stdout is full" -- sh -c '"$1" --emit ir "$2" >/dev/full' sh "$ZSPC" "$good"
