@@ -209,3 +209,8 @@ int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len)
 {
 	return zsp_ir_to_json(&set->ir, json, len);
 }
+
+const zsp_ir *zsp_policy_set_ir(const zsp_policy_set *set)
+{
+	return &set->ir;
+}

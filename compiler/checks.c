@@ -340,6 +340,16 @@ static const struct {
 	{ "read", 1 }, { "write", 1 }, { "exec", 1 }, { "connect", 1 }, { "syscall", 1 },
 };
 
+int zsp_request_arity(const char *kind)
+{
+	if (mcp_name(kind))
+		return 0;
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
+		if (strcmp(kind, requests[i].kind) == 0)
+			return (int)requests[i].nargs;
+	return -1;
+}
+
 bool zsp_check_request(zsp_cc *cc, const zsp_ast_stmt *st)
 {
 	unsigned n = 0;

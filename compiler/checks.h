@@ -17,6 +17,8 @@ int zsp_check_syscall(zsp_cc *cc, const zsp_ast_str *s);
 int zsp_check_errno(zsp_cc *cc, const char *name, zsp_loc loc);
 bool zsp_tool_known(const char *name);
 bool zsp_tool_takes_paths(const char *name);
+/* Arguments a request kind takes (0 for mcp:SERVER:TOOL), -1 for an unknown kind. */
+int zsp_request_arity(const char *kind);
 /* Validates a request's kind and arguments (test `expect`). */
 bool zsp_check_request(zsp_cc *cc, const zsp_ast_stmt *st);
 /* Compiles a tool regex with the engine the oracle uses; reports errors inside the literal. */

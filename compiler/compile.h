@@ -69,6 +69,9 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
  * when the literal used escapes (offsets no longer map). */
 zsp_loc zsp_str_loc(const zsp_ast_str *s, size_t off, size_t len);
 
+/* api.c: the IR inside a compiled set, for in-tree programs (zspc). */
+const zsp_ir *zsp_policy_set_ir(const zsp_policy_set *set);
+
 /* ir_json.c */
 int zsp_ir_to_json(const zsp_ir *ir, char **out, size_t *len);
 

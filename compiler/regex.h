@@ -10,4 +10,18 @@
 bool zsp_regex_check(const char *pattern, bool case_sensitive, char *msg, size_t msgsize,
 		     size_t *erroff);
 
+/* A compiled regex for matching. Not thread-safe: it owns its match data. */
+typedef struct zsp_regex zsp_regex;
+
+/* The work one search may do (PCRE2's match limit). A search that needs more fails, and the
+ * oracle treats a failed search as a deny: a crafted input cannot buy time by backtracking. */
+#define ZSP_REGEX_MATCH_LIMIT 200000u
+
+/* NULL if the pattern does not compile or on out-of-memory. JIT-compiled where available. */
+zsp_regex *zsp_regex_compile(const char *pattern, bool case_sensitive);
+void zsp_regex_free(zsp_regex *re);
+/* Unanchored search: 1 match, 0 no match, -1 the match limit was reached or the engine
+ * failed (callers fail closed). */
+int zsp_regex_search(zsp_regex *re, const char *subject, size_t len);
+
 #endif

@@ -12,13 +12,29 @@
 #include <unistd.h>
 
 #include "zsp.h"
+#include "zspc.h"
 
 static const char usage_text[] =
 	"usage: zspc --check [OPTIONS] FILE.zsp\n"
 	"       zspc --emit ir [OPTIONS] [-o OUT] FILE.zsp\n"
+	"       zspc --query 'REQUEST' [--policy NAME] [--explain] [--format json] FILE.zsp\n"
+	"       zspc --batch FILE|- [--policy NAME] FILE.zsp\n"
+	"       zspc --test [--coverage] [--coverage-min PCT] FILE.zsp\n"
+	"       zspc --import zed [-o OUT] SETTINGS.json\n"
 	"\n"
 	"  --check            parse and validate; print diagnostics only\n"
 	"  --emit ir          print the normalized IR as JSON\n"
+	"  --query REQUEST    decide one request: allow (exit 0), deny (1), ask (2);\n"
+	"                     exit 3 when no decision can be made (policy errors, bad request)\n"
+	"  --batch FILE       decide one request per line (FILE or - for stdin), a JSON line each\n"
+	"  --test             run the policy's test blocks; ends with \"N passed, N failed\"\n"
+	"  --import zed       turn Zed agent.tool_permissions settings into a .zsp policy\n"
+	"  --policy NAME      the policy to ask (needed when the file defines several)\n"
+	"  --explain          show the checks made and the rule that decided\n"
+	"  --format json      one JSON object per decision\n"
+	"  --workspace DIR    the workspace (default: -D WORKSPACE, else the current directory)\n"
+	"  --no-symlinks      judge paths as written only\n"
+	"  --coverage         list rules no expectation exercised; --coverage-min PCT fails below\n"
 	"  -o OUT             write the output to OUT (atomically); `-` is stdout\n"
 	"  -I DIR             search DIR for included files\n"
 	"  -D NAME=VALUE      give parameter NAME a value\n"
@@ -30,14 +46,13 @@ static const char usage_text[] =
 	"exit: 0 ok, 1 policy errors, 64 usage, 66 unreadable input, 70 internal error,\n"
 	"      73 cannot create output, 74 write error\n";
 
-static void to_stderr(void *ctx, const char *text, size_t len)
+void to_stderr(void *ctx, const char *text, size_t len)
 {
 	(void)ctx;
 	fwrite(text, 1, len, stderr);
 }
 
-static int usage_error(const char *fmt, const char *arg) __attribute__((format(printf, 1, 0)));
-static int usage_error(const char *fmt, const char *arg)
+int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "zspc: ");
 #pragma GCC diagnostic push
@@ -79,7 +94,7 @@ static int write_special(const char *out, const char *data, size_t len)
 
 /* Writes a regular file atomically: a temporary file beside it, renamed over it. A symlink
  * is followed, so the link stays and its target gets the new contents. */
-static int write_output(const char *out, const char *data, size_t len)
+int zspc_write_output(const char *out, const char *data, size_t len)
 {
 	if (!out || strcmp(out, "-") == 0) {
 		if (write_all(stdout, data, len) != 0) {
@@ -136,84 +151,178 @@ static int write_output(const char *out, const char *data, size_t len)
 	return rc;
 }
 
-enum mode { MODE_NONE, MODE_CHECK, MODE_EMIT };
+static int add_define(struct zspc_opts *o, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	if (!eq)
+		return usage_error("-D %s: expected NAME=VALUE", arg);
+	*eq = '\0';
+	/* validated now, so a bad -D is a usage error before anything else happens */
+	zsp_compiler *probe = zsp_compiler_new();
+	int rc = probe ? zsp_compiler_define(probe, arg, eq + 1) : ZSP_EINTERNAL;
+	zsp_compiler_free(probe);
+	if (rc == ZSP_EUSAGE) {
+		*eq = '=';
+		return usage_error("-D %s: NAME is [A-Za-z_][A-Za-z0-9_]* and VALUE may not hold `${` or control characters", arg);
+	}
+	if (rc != ZSP_OK)
+		return rc;
+	o->define_names[o->ndefines] = arg;
+	o->define_values[o->ndefines++] = eq + 1;
+	return ZSP_OK;
+}
+
+zsp_compiler *zspc_compiler(const struct zspc_opts *o, const char *const *names,
+			    const char *const *values, size_t n)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	if (!c)
+		return NULL;
+	zsp_compiler_set_sink(c, to_stderr, NULL);
+	if (o->datadir)
+		zsp_compiler_set_datadir(c, o->datadir);
+	for (size_t i = 0; i < o->nincludes; i++)
+		zsp_compiler_add_include_dir(c, o->includes[i]);
+	for (size_t i = 0; i < o->nwarnings; i++)
+		zsp_compiler_warning(c, o->warnings[i]);
+	/* extra definitions first: a -D on the command line wins over them */
+	for (size_t i = 0; i < n; i++)
+		zsp_compiler_define(c, names[i], values[i]);
+	for (size_t i = 0; i < o->ndefines; i++)
+		zsp_compiler_define(c, o->define_names[i], o->define_values[i]);
+	return c;
+}
+
+enum mode { MODE_NONE, MODE_CHECK, MODE_EMIT, MODE_QUERY, MODE_BATCH, MODE_TEST, MODE_IMPORT };
+
+static int set_mode(enum mode *mode, enum mode m)
+{
+	if (*mode != MODE_NONE)
+		return usage_error("%s", "give one of --check, --emit, --query, --batch, --test and --import");
+	*mode = m;
+	return ZSP_OK;
+}
 
 int main(int argc, char **argv)
 {
+	enum {
+		OPT_POLICY = 256, OPT_EXPLAIN, OPT_FORMAT, OPT_WORKSPACE, OPT_NO_SYMLINKS,
+		OPT_COVERAGE, OPT_COVERAGE_MIN, OPT_BATCH, OPT_TEST, OPT_QUERY, OPT_IMPORT,
+	};
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },
 		{ "emit", required_argument, NULL, 'e' },
+		{ "query", required_argument, NULL, OPT_QUERY },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "test", no_argument, NULL, OPT_TEST },
+		{ "import", required_argument, NULL, OPT_IMPORT },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+		{ "no-symlinks", no_argument, NULL, OPT_NO_SYMLINKS },
+		{ "coverage", no_argument, NULL, OPT_COVERAGE },
+		{ "coverage-min", required_argument, NULL, OPT_COVERAGE_MIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum mode mode = MODE_NONE;
-	const char *out = NULL;
-	int opt, rc;
-	zsp_compiler *c = zsp_compiler_new();
-	if (!c) {
+	int opt, rc = ZSP_OK;
+	struct zspc_opts o = { .resolve_symlinks = true };
+	o.datadir = getenv("ZSP_DATADIR");
+	if (o.datadir && !*o.datadir)
+		o.datadir = NULL;
+	o.includes = calloc((size_t)argc + 1, sizeof(char *));
+	o.warnings = calloc((size_t)argc + 1, sizeof(char *));
+	o.define_names = calloc((size_t)argc + 1, sizeof(char *));
+	o.define_values = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o.includes || !o.warnings || !o.define_names || !o.define_values) {
 		fprintf(stderr, "zspc: out of memory\n");
-		return ZSP_EINTERNAL;
+		rc = ZSP_EINTERNAL;
+		goto done;
 	}
-	zsp_compiler_set_sink(c, to_stderr, NULL);
-	const char *datadir = getenv("ZSP_DATADIR");
-	if (datadir && *datadir)
-		zsp_compiler_set_datadir(c, datadir);
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+o:I:D:W:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
+			rc = set_mode(&mode, MODE_CHECK);
+			break;
 		case 'e':
-			if (mode != MODE_NONE) {
-				rc = usage_error("%s", "give one of --check and --emit");
-				goto done;
-			}
-			if (opt == 'c') {
-				mode = MODE_CHECK;
-			} else if (strcmp(optarg, "ir") == 0) {
-				mode = MODE_EMIT;
-			} else if (!strcmp(optarg, "bwrap") || !strcmp(optarg, "bpf") || !strcmp(optarg, "pfc") ||
-				   !strcmp(optarg, "sbpl") || !strcmp(optarg, "wsl")) {
+			if ((rc = set_mode(&mode, MODE_EMIT)) != ZSP_OK)
+				break;
+			if (!strcmp(optarg, "bwrap") || !strcmp(optarg, "bpf") || !strcmp(optarg, "pfc") ||
+			    !strcmp(optarg, "sbpl") || !strcmp(optarg, "wsl"))
 				rc = usage_error("--emit %s is not implemented in this version; only `ir` is", optarg);
-				goto done;
-			} else {
+			else if (strcmp(optarg, "ir") != 0)
 				rc = usage_error("unknown --emit format `%s` (expected ir)", optarg);
-				goto done;
-			}
 			break;
-		case 'o':
-			out = optarg;
+		case OPT_QUERY:
+			if ((rc = set_mode(&mode, MODE_QUERY)) == ZSP_OK)
+				o.request = optarg;
 			break;
-		case 'I':
-			if ((rc = zsp_compiler_add_include_dir(c, optarg)) != ZSP_OK) {
-				rc = usage_error("bad -I directory `%s`", optarg);
-				goto done;
-			}
+		case OPT_BATCH:
+			if ((rc = set_mode(&mode, MODE_BATCH)) == ZSP_OK)
+				o.batch = optarg;
 			break;
-		case 'D': {
-			char *eq = strchr(optarg, '=');
-			if (!eq) {
-				rc = usage_error("-D %s: expected NAME=VALUE", optarg);
-				goto done;
-			}
-			*eq = '\0';
-			rc = zsp_compiler_define(c, optarg, eq + 1);
-			if (rc == ZSP_EUSAGE) {
-				*eq = '=';
-				rc = usage_error("-D %s: NAME is [A-Za-z_][A-Za-z0-9_]* and VALUE may not hold `${` or control characters", optarg);
-				goto done;
-			}
-			if (rc != ZSP_OK)
-				goto done;
+		case OPT_TEST:
+			rc = set_mode(&mode, MODE_TEST);
+			break;
+		case OPT_IMPORT:
+			if ((rc = set_mode(&mode, MODE_IMPORT)) == ZSP_OK && strcmp(optarg, "zed") != 0)
+				rc = usage_error("unknown --import format `%s` (expected zed)", optarg);
+			break;
+		case OPT_POLICY:
+			o.policy = optarg;
+			break;
+		case OPT_EXPLAIN:
+			o.explain = true;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "json") == 0)
+				o.json = true;
+			else if (strcmp(optarg, "text") != 0)
+				rc = usage_error("unknown --format `%s` (expected text or json)", optarg);
+			break;
+		case OPT_WORKSPACE:
+			o.workspace = optarg;
+			break;
+		case OPT_NO_SYMLINKS:
+			o.resolve_symlinks = false;
+			break;
+		case OPT_COVERAGE:
+			o.coverage = true;
+			break;
+		case OPT_COVERAGE_MIN: {
+			char *end;
+			o.coverage_min = strtod(optarg, &end);
+			if (*end || end == optarg || o.coverage_min < 0 || o.coverage_min > 100)
+				rc = usage_error("--coverage-min %s: expected a percentage from 0 to 100", optarg);
+			o.coverage = true;
 			break;
 		}
-		case 'W':
-			if (zsp_compiler_warning(c, optarg) != ZSP_OK) {
-				rc = usage_error("unknown warning option `-W%s`", optarg);
-				goto done;
-			}
+		case 'o':
+			o.out = optarg;
 			break;
+		case 'I':
+			if (!*optarg)
+				rc = usage_error("%s", "-I needs a directory");
+			else
+				o.includes[o.nincludes++] = optarg;
+			break;
+		case 'D':
+			rc = add_define(&o, optarg);
+			break;
+		case 'W': {
+			zsp_compiler *probe = zsp_compiler_new();
+			if (!probe || zsp_compiler_warning(probe, optarg) != ZSP_OK)
+				rc = usage_error("unknown warning option `-W%s`", optarg);
+			else
+				o.warnings[o.nwarnings++] = optarg;
+			zsp_compiler_free(probe);
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			rc = fflush(stdout) == 0 ? ZSP_OK : ZSP_EIO;
@@ -224,44 +333,84 @@ int main(int argc, char **argv)
 			goto done;
 		case '?':
 			if (optopt) {
-				char o[2] = { (char)optopt, '\0' };
-				rc = usage_error("option -%s needs an argument or is unknown", o);
-			} else
+				char oc[2] = { (char)optopt, '\0' };
+				rc = usage_error("option -%s needs an argument or is unknown", oc);
+			} else {
 				rc = usage_error("unknown option `%s`", argv[optind - 1]);
-			goto done;
+			}
+			break;
 		default:
 			rc = usage_error("%s", "bad option");
-			goto done;
+			break;
 		}
+		if (rc != ZSP_OK)
+			goto done;
 	}
 	if (mode == MODE_NONE) {
-		rc = usage_error("%s", "say what to do: --check or --emit ir");
+		rc = usage_error("%s", "say what to do: --check, --emit ir, --query, --batch, --test or --import zed");
 		goto done;
 	}
 	if (optind != argc - 1) {
 		rc = usage_error("%s", optind >= argc ? "no policy file given" : "give exactly one policy file");
 		goto done;
 	}
-	if (mode == MODE_CHECK && out) {
-		rc = usage_error("%s", "-o goes with --emit");
+	if (o.out && mode != MODE_EMIT && mode != MODE_IMPORT) {
+		rc = usage_error("%s", "-o goes with --emit and --import");
 		goto done;
 	}
+	bool asks = mode == MODE_QUERY || mode == MODE_BATCH;
+	if ((o.json || o.workspace) && !asks) {
+		rc = usage_error("%s", "--format and --workspace go with --query and --batch");
+		goto done;
+	}
+	if ((o.explain || o.policy) && !asks && mode != MODE_TEST) {
+		rc = usage_error("%s", "--policy and --explain go with --query, --batch and --test");
+		goto done;
+	}
+	if (o.coverage && mode != MODE_TEST) {
+		rc = usage_error("%s", "--coverage goes with --test");
+		goto done;
+	}
+	const char *file = argv[optind];
+	switch (mode) {
+	case MODE_QUERY:
+	case MODE_BATCH:
+		rc = zspc_query(&o, file);
+		goto done;
+	case MODE_TEST:
+		rc = zspc_test(&o, file);
+		goto done;
+	case MODE_IMPORT:
+		rc = zspc_import(&o, file);
+		goto done;
+	default:
+		break;
+	}
 
+	zsp_compiler *c = zspc_compiler(&o, NULL, NULL, 0);
 	zsp_policy_set *set = NULL;
-	rc = zsp_compile_file(c, argv[optind], &set);
+	if (!c) {
+		rc = ZSP_EINTERNAL;
+		goto done;
+	}
+	rc = zsp_compile_file(c, file, &set);
 	if (rc == ZSP_OK && mode == MODE_EMIT) {
 		char *json;
 		size_t len;
 		rc = zsp_policy_set_ir_json(set, &json, &len);
 		if (rc == ZSP_OK) {
-			rc = write_output(out, json, len);
+			rc = zspc_write_output(o.out, json, len);
 			free(json);
 		} else {
 			fprintf(stderr, "zspc: out of memory\n");
 		}
 	}
 	zsp_policy_set_free(set);
-done:
 	zsp_compiler_free(c);
+done:
+	free(o.includes);
+	free(o.warnings);
+	free(o.define_names);
+	free(o.define_values);
 	return rc;
 }

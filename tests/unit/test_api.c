@@ -10,6 +10,7 @@
 #include "../../lang/diag.h"
 #include "../../lang/hint.h"
 #include "../../lang/source.h"
+#include "../../compiler/regex.h"
 
 struct capture {
 	char buf[8192];
@@ -316,6 +317,29 @@ static void test_fs_order(void)
 	}
 }
 
+/* A pattern that backtracks exponentially must hit the match limit and report it (-1), which
+ * the oracle turns into a deny: it must neither hang nor answer "no match". */
+static void test_regex_limit(void)
+{
+	zsp_regex *re = zsp_regex_compile("^(a+)+$", false);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(re);
+	char subject[64];
+	memset(subject, 'a', 40);
+	subject[40] = 'b';
+	subject[41] = '\0';
+	CU_ASSERT_EQUAL(zsp_regex_search(re, subject, strlen(subject)), -1);
+	CU_ASSERT_EQUAL(zsp_regex_search(re, "aaaa", 4), 1);
+	CU_ASSERT_EQUAL(zsp_regex_search(re, "b", 1), 0);
+	zsp_regex_free(re);
+	/* Rust-style syntax, case-insensitive by default */
+	re = zsp_regex_compile("^cargo\\s+(check|test)\\b", false);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(re);
+	CU_ASSERT_EQUAL(zsp_regex_search(re, "CARGO test --all", 16), 1);
+	CU_ASSERT_EQUAL(zsp_regex_search(re, "cargo testing", 13), 0);
+	zsp_regex_free(re);
+	CU_ASSERT_PTR_NULL(zsp_regex_compile("(", false));
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -330,7 +354,8 @@ int main(void)
 	    !CU_add_test(s, "hint", test_hint) ||
 	    !CU_add_test(s, "positions", test_positions) ||
 	    !CU_add_test(s, "diag render", test_diag_render) ||
-	    !CU_add_test(s, "fs order", test_fs_order)) {
+	    !CU_add_test(s, "fs order", test_fs_order) ||
+	    !CU_add_test(s, "regex limit", test_regex_limit)) {
 		CU_cleanup_registry();
 		return 2;
 	}

@@ -1,0 +1,22 @@
+/* builtin.h: the built-in terminal rules no policy can lift: recursive deletion of /, ~, $HOME,
+ * ., .. and their spellings, looked for through wrappers, sh -c scripts and substitutions. */
+#ifndef ZSP_BUILTIN_H
+#define ZSP_BUILTIN_H
+
+#include "../lang/arena.h"
+#include "shell.h"
+
+typedef struct zsp_builtin_hit {
+	const char *rule;     /* stable id: "rm-root", "rm-home", "rm-cwd", "rm-parent",
+			       * "find-delete-root", "nested-shell" (scripts nested > 8 deep: fails closed) */
+	const char *what;     /* the offending command text (arena or input string) */
+	const char *message;  /* for people: "deletes the root directory" */
+} zsp_builtin_hit;
+
+/* Checks the raw command and every command of its parse (sh: may be NULL when the caller has
+ * none; raw is then parsed here). The raw text meets Zed's regexes with `rm` in command
+ * position, or anywhere when it does not parse. Returns 1 with *hit filled when a built-in rule
+ * matches, 0 when none does, -1 on out-of-memory. */
+int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zsp_builtin_hit *hit);
+
+#endif

@@ -1,0 +1,870 @@
+/* oracle.c: decides requests against one policy's IR. Tool requests follow DESIGN §3
+ * (built-in rules, substitution check, deny, ask, allow, defaults); sandbox requests follow the
+ * fs, net and syscall rules, judging paths as written and after resolving symlinks. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "checks.h"
+#include "hardening.h"
+#include "oracle.h"
+#include "path.h"
+#include "regex.h"
+#include "shell.h"
+
+struct zsp_oracle {
+	const zsp_ir_policy *p;
+	const zsp_oracle_env *env;
+	zsp_regex ***re;        /* per tool, per rule: NULL for path rules */
+	unsigned *hits;         /* coverage, numbered as zsp_oracle_hits says */
+	size_t nhits;
+	size_t tool_base;       /* index of the first tool rule in hits */
+	size_t *tool_first;     /* per tool: index of its first rule in hits */
+};
+
+/* ---- verdict helpers -------------------------------------------------------------------- */
+
+static int trace(zsp_arena *a, zsp_verdict *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int trace(zsp_arena *a, zsp_verdict *v, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (v->ntrace == v->trace_cap) {
+		size_t cap = v->trace_cap ? v->trace_cap * 2 : 16;
+		const char **t = zsp_arena_calloc(a, cap, sizeof(*t));
+		if (!t)
+			return -1;
+		if (v->ntrace)
+			memcpy(t, v->trace, v->ntrace * sizeof(*t));
+		v->trace = t;
+		v->trace_cap = cap;
+	}
+	v->trace[v->ntrace] = zsp_arena_strdup(a, buf);
+	return v->trace[v->ntrace++] ? 0 : -1;
+}
+
+static void decide(zsp_verdict *v, zsp_decision d, const char *reason, const char *detail)
+{
+	v->decision = d;
+	v->reason = reason;
+	v->detail = detail;
+}
+
+static int rank(zsp_decision d)
+{
+	return d == ZSP_DENY ? 3 : d == ZSP_ASK ? 2 : d == ZSP_ALLOW ? 1 : 0;
+}
+
+static const char *loc_text(zsp_arena *a, zsp_loc loc)
+{
+	if (!loc.src)
+		return "built in";
+	unsigned line, col;
+	zsp_source_position(loc.src, loc.begin, &line, &col);
+	return zsp_arena_printf(a, "%s:%u:%u", loc.src->path, line, col);
+}
+
+static const char *rule_text(zsp_arena *a, const zsp_ir_tool_rule *r)
+{
+	if (r->is_path)
+		return zsp_arena_printf(a, "%s path \"%s\"", zsp_decision_name(r->decision), r->pattern);
+	return zsp_arena_printf(a, "%s /%s/%s", zsp_decision_name(r->decision), r->pattern,
+				r->case_sensitive ? "c" : "");
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
+{
+	zsp_oracle *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->p = p;
+	o->env = env;
+	size_t ntool_rules = 0;
+	for (size_t i = 0; i < p->ntools; i++)
+		ntool_rules += p->tools[i].nrules;
+	o->tool_base = p->nfs + p->nhosts;
+	o->nhits = o->tool_base + ntool_rules;
+	o->hits = calloc(o->nhits + 1, sizeof(*o->hits));
+	o->re = calloc(p->ntools + 1, sizeof(*o->re));
+	o->tool_first = calloc(p->ntools + 1, sizeof(*o->tool_first));
+	if (!o->hits || !o->re || !o->tool_first) {
+		zsp_oracle_free(o);
+		return NULL;
+	}
+	size_t next = o->tool_base;
+	for (size_t i = 0; i < p->ntools; i++) {
+		const zsp_ir_tool *t = &p->tools[i];
+		o->tool_first[i] = next;
+		next += t->nrules;
+		o->re[i] = calloc(t->nrules + 1, sizeof(*o->re[i]));
+		if (!o->re[i]) {
+			zsp_oracle_free(o);
+			return NULL;
+		}
+		for (size_t j = 0; j < t->nrules; j++) {
+			if (t->rules[j].is_path)
+				continue;
+			/* the compiler checked every regex: a NULL here is out of memory */
+			o->re[i][j] = zsp_regex_compile(t->rules[j].pattern, t->rules[j].case_sensitive);
+			if (!o->re[i][j]) {
+				zsp_oracle_free(o);
+				return NULL;
+			}
+		}
+	}
+	return o;
+}
+
+void zsp_oracle_free(zsp_oracle *o)
+{
+	if (!o)
+		return;
+	if (o->re) {
+		for (size_t i = 0; i < o->p->ntools; i++) {
+			if (!o->re[i])
+				continue;
+			for (size_t j = 0; j < o->p->tools[i].nrules; j++)
+				zsp_regex_free(o->re[i][j]);
+			free(o->re[i]);
+		}
+	}
+	free(o->re);
+	free(o->hits);
+	free(o->tool_first);
+	free(o);
+}
+
+const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n)
+{
+	*n = o->nhits;
+	return o->hits;
+}
+
+/* ---- concrete paths --------------------------------------------------------------------- */
+
+/* A request path made absolute and lexically normal: ~ expanded, relative paths under the
+ * workspace, //, . and .. resolved (.. stops at /). */
+static char *concrete_path(zsp_arena *a, const zsp_oracle_env *env, const char *in)
+{
+	const char *base = NULL, *rest = in;
+	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0') && env->home) {
+		base = env->home;
+		rest = in + 1;
+	} else if (in[0] != '/') {
+		base = env->workspace ? env->workspace : "/";
+	}
+	size_t cap = (base ? strlen(base) : 0) + strlen(rest) + 3;
+	char *out = zsp_arena_alloc(a, cap);
+	if (!out)
+		return NULL;
+	size_t n = 0;
+	out[n++] = '/';
+	for (int pass = 0; pass < 2; pass++) {
+		const char *s = pass == 0 ? base : rest;
+		if (!s)
+			continue;
+		while (*s) {
+			while (*s == '/')
+				s++;
+			const char *e = s;
+			while (*e && *e != '/')
+				e++;
+			size_t len = (size_t)(e - s);
+			if (len == 0 || (len == 1 && s[0] == '.')) {
+				/* nothing */
+			} else if (len == 2 && s[0] == '.' && s[1] == '.') {
+				while (n > 1 && out[n - 1] != '/')
+					n--;
+				if (n > 1)
+					n--;
+			} else {
+				if (n > 1)
+					out[n++] = '/';
+				memcpy(out + n, s, len);
+				n += len;
+			}
+			s = e;
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* The path with symlinks resolved as far as it exists; the missing tail appended. NULL when
+ * nothing could be resolved (then only the lexical path is judged). */
+static char *resolved_path(zsp_arena *a, const char *path)
+{
+	size_t len = strlen(path);
+	char *prefix = zsp_arena_strdup(a, path);
+	if (!prefix)
+		return NULL;
+	size_t cut = len;
+	for (;;) {
+		char *real = realpath(prefix, NULL);
+		if (real) {
+			const char *tail = path + cut;
+			char *out = zsp_arena_printf(a, "%s%s%s", strcmp(real, "/") == 0 && *tail ? "" : real,
+						     *tail && tail[0] != '/' ? "/" : "", tail);
+			free(real);
+			return out;
+		}
+		if (errno != ENOENT && errno != ENOTDIR)
+			return NULL;
+		/* drop the last component and try its parent */
+		while (cut > 0 && prefix[cut - 1] != '/')
+			cut--;
+		if (cut <= 1)
+			return NULL;
+		cut--;
+		prefix[cut] = '\0';
+	}
+}
+
+static bool under(const char *root, const char *path)
+{
+	return root && zsp_path_is_prefix(root, path);
+}
+
+/* ---- fs rules --------------------------------------------------------------------------- */
+
+/* Depth at which a glob rule applies to path: the deepest prefix of path it matches, or -1. */
+static long glob_depth(const char *pattern, const char *path, char *scratch)
+{
+	size_t len = strlen(path);
+	long best = -1, depth = 0;
+	for (size_t end = 1; end <= len; end++) {
+		if (end != len && path[end] != '/')
+			continue;
+		depth++;
+		memcpy(scratch, path, end);
+		scratch[end] = '\0';
+		if (zsp_glob_match(pattern, scratch))
+			best = depth;
+	}
+	if (zsp_glob_match(pattern, "/") && best < 0 && strcmp(path, "/") == 0)
+		best = 0;
+	return best;
+}
+
+/* The rule deciding a concrete absolute path: the most specific one covering it, ties going
+ * deny > write > read. NULL when none covers it. */
+static const zsp_ir_fs_rule *fs_rule_for(zsp_oracle *o, const char *path, size_t *index)
+{
+	const zsp_ir_policy *p = o->p;
+	const zsp_ir_fs_rule *best = NULL;
+	long best_depth = -1;
+	char scratch[PATH_MAX + 1];
+	bool fits = strlen(path) <= PATH_MAX;
+	for (size_t i = 0; i < p->nfs; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		long d;
+		if (r->path[0] == '$')
+			continue; /* an unresolved parameter names no concrete place */
+		if (r->glob)
+			d = fits ? glob_depth(r->path, path, scratch) : -1;
+		else
+			d = zsp_path_is_prefix(r->path, path) ? (long)zsp_path_depth(r->path) : -1;
+		if (d < 0)
+			continue;
+		if (d > best_depth || (d == best_depth && r->access > best->access)) {
+			best = r;
+			best_depth = d;
+			*index = i;
+		}
+	}
+	return best;
+}
+
+static bool access_allows(zsp_access have, const char *want)
+{
+	if (have == ZSP_ACCESS_DENY || have == 0)
+		return false;
+	return strcmp(want, "write") == 0 ? have == ZSP_ACCESS_WRITE : true;
+}
+
+static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *arg, zsp_verdict *v)
+{
+	char *lex = concrete_path(a, o->env, arg);
+	if (!lex)
+		return -1;
+	const char *paths[2] = { lex, NULL };
+	if (o->env->resolve_symlinks) {
+		char *res = resolved_path(a, lex);
+		if (res && strcmp(res, lex) != 0)
+			paths[1] = res;
+	}
+	decide(v, ZSP_ALLOW, "fs-rule", NULL);
+	for (int i = 0; i < 2 && paths[i]; i++) {
+		size_t idx = 0;
+		const zsp_ir_fs_rule *r = fs_rule_for(o, paths[i], &idx);
+		const char *as = i == 0 ? "as written" : "with symlinks resolved";
+		if (!r) {
+			if (trace(a, v, "%s: %s: no rule covers it: denied", as, paths[i]))
+				return -1;
+			decide(v, ZSP_DENY, "fs-uncovered", zsp_arena_printf(a, "no rule covers %s", paths[i]));
+			v->rule = NULL;
+			v->loc = (zsp_loc){ 0 };
+			break;
+		}
+		o->hits[idx]++;
+		bool ok = access_allows(r->access, want);
+		const char *text = r->protect ? zsp_arena_printf(a, "protect \"%s\" under \"%s\"", r->protect, r->root)
+					      : zsp_arena_printf(a, "%s \"%s\"", zsp_access_name(r->access), r->path);
+		if (trace(a, v, "%s: %s: %s (%s) %s %s", as, paths[i], text, loc_text(a, r->loc),
+			  ok ? "allows" : "refuses", want))
+			return -1;
+		if (v->decision == ZSP_ALLOW || !ok) {
+			v->rule = text;
+			v->loc = r->loc;
+		}
+		if (!ok) {
+			decide(v, ZSP_DENY, "fs-rule", zsp_arena_printf(a, "%s %s", want, paths[i]));
+			break;
+		}
+	}
+	return 0;
+}
+
+/* ---- network and syscalls --------------------------------------------------------------- */
+
+static bool host_matches(const zsp_ir_host *h, const char *host, unsigned port)
+{
+	if (h->port && h->port != port)
+		return false;
+	if (strcmp(h->host, "*") == 0)
+		return true;
+	if (strncmp(h->host, "*.", 2) == 0) {
+		/* strict subdomains only: never the apex, never an IP literal */
+		size_t hl = strlen(host), sl = strlen(h->host + 1);
+		bool ip = host[0] == '[' || strspn(host, "0123456789.") == hl;
+		return !ip && hl > sl && strcasecmp(host + hl - sl, h->host + 1) == 0;
+	}
+	return strcasecmp(h->host, host) == 0;
+}
+
+static int decide_connect(zsp_oracle *o, zsp_arena *a, const char *arg, zsp_verdict *v)
+{
+	const zsp_ir_policy *p = o->p;
+	const char *colon = arg[0] == '[' ? strstr(arg, "]:") : strrchr(arg, ':');
+	if (!colon) {
+		decide(v, ZSP_DENY, "bad-request", "expected HOST:PORT");
+		return 0;
+	}
+	if (arg[0] == '[')
+		colon++;
+	char *host = zsp_arena_strndup(a, arg, (size_t)(colon - arg));
+	if (!host)
+		return -1;
+	unsigned port = (unsigned)strtoul(colon + 1, NULL, 10);
+	if (p->net_mode == ZSP_NET_NONE) {
+		decide(v, ZSP_DENY, "net-none", "the policy has no network (`mode none`)");
+		return trace(a, v, "net: mode none: every connection is refused");
+	}
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const zsp_ir_host *h = &p->hosts[i];
+		if (h->decision != ZSP_DENY || !host_matches(h, host, port))
+			continue;
+		o->hits[p->nfs + i]++;
+		decide(v, ZSP_DENY, "net-rule", zsp_arena_printf(a, "%s:%u is denied", host, port));
+		v->rule = zsp_arena_printf(a, "deny \"%s:%s\"", h->host, h->port ? zsp_arena_printf(a, "%u", h->port) : "*");
+		v->loc = h->loc;
+		return trace(a, v, "net: %s (%s) denies %s:%u", v->rule, loc_text(a, h->loc), host, port);
+	}
+	if (p->net_mode == ZSP_NET_FULL) {
+		decide(v, ZSP_ALLOW, "net-full", "the policy gives the host's network (`mode full`)");
+		return trace(a, v, "net: mode full and no deny rule matches");
+	}
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const zsp_ir_host *h = &p->hosts[i];
+		if (h->decision != ZSP_ALLOW || !host_matches(h, host, port))
+			continue;
+		o->hits[p->nfs + i]++;
+		decide(v, ZSP_ALLOW, "net-rule", zsp_arena_printf(a, "%s:%u is allowed", host, port));
+		v->rule = zsp_arena_printf(a, "allow \"%s:%s\"", h->host, h->port ? zsp_arena_printf(a, "%u", h->port) : "*");
+		v->loc = h->loc;
+		return trace(a, v, "net: %s (%s) allows %s:%u through the proxy", v->rule, loc_text(a, h->loc), host, port);
+	}
+	decide(v, ZSP_DENY, "net-not-allowed", zsp_arena_printf(a, "%s:%u is not on the allow list", host, port));
+	return trace(a, v, "net: mode proxy and no allow rule matches %s:%u", host, port);
+}
+
+static int decide_syscall(zsp_oracle *o, zsp_arena *a, const char *name, zsp_verdict *v)
+{
+	const zsp_ir_policy *p = o->p;
+	const zsp_ir_syscall *own = NULL;
+	for (size_t i = 0; i < p->nsyscalls; i++)
+		if (strcmp(p->syscalls[i].name, name) == 0)
+			own = &p->syscalls[i];
+	if (own && own->action == ZSP_DENY) {
+		decide(v, ZSP_DENY, "syscall-rule", zsp_arena_printf(a, "%s is denied by the policy", name));
+		v->rule = zsp_arena_printf(a, "syscalls deny \"%s\"", name);
+		v->loc = own->loc;
+		return trace(a, v, "syscall: %s (%s)", v->rule, loc_text(a, own->loc));
+	}
+	const zsp_hardening_call *h = zsp_hardening_find(name);
+	if (h && !own) {
+		decide(v, ZSP_DENY, "syscall-hardening", zsp_arena_printf(a, "%s: %s", name, h->why));
+		return trace(a, v, "syscall: %s is in the built-in hardening set (%s)", name, h->why);
+	}
+	if (h) {
+		decide(v, ZSP_ALLOW, "syscall-rule", zsp_arena_printf(a, "%s is lifted from the hardening set", name));
+		v->rule = zsp_arena_printf(a, "syscalls allow \"%s\"", name);
+		v->loc = own->loc;
+		return trace(a, v, "syscall: %s (%s) lifts the hardening rule", v->rule, loc_text(a, own->loc));
+	}
+	decide(v, ZSP_ALLOW, "syscall-allowed", zsp_arena_printf(a, "%s is not restricted", name));
+	return trace(a, v, "syscall: %s is neither in the hardening set nor denied by the policy", name);
+}
+
+/* ---- tools ------------------------------------------------------------------------------ */
+
+static const zsp_ir_tool *find_tool(const zsp_ir_policy *p, const char *name, size_t *index)
+{
+	for (size_t i = 0; i < p->ntools; i++)
+		if (strcmp(p->tools[i].name, name) == 0) {
+			*index = i;
+			return &p->tools[i];
+		}
+	return NULL;
+}
+
+/* Matches one rule against one text. 1 match, 0 none, -1 the regex hit its limit. */
+static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *texts, size_t ntexts)
+{
+	const zsp_ir_tool_rule *r = &o->p->tools[ti].rules[ri];
+	for (size_t k = 0; k < ntexts; k++) {
+		if (!texts[k])
+			continue;
+		int m;
+		if (r->is_path)
+			m = zsp_glob_match(r->pattern, texts[k]);
+		else
+			m = zsp_regex_search(o->re[ti][ri], texts[k], strlen(texts[k]));
+		if (m)
+			return m;
+	}
+	return 0;
+}
+
+/* The tool's own default, then the policy's. */
+static void fall_to_default(zsp_arena *a, const zsp_oracle *o, const zsp_ir_tool *t, zsp_verdict *v)
+{
+	if (t && t->def) {
+		decide(v, t->def, t->def == ZSP_DENY ? "tool-disabled" : "tool-default",
+		       zsp_arena_printf(a, "the default of tool `%s`", t->name));
+		v->rule = zsp_arena_printf(a, "default %s", zsp_decision_name(t->def));
+		v->loc = t->loc;
+		return;
+	}
+	decide(v, o->p->def, "policy-default", zsp_arena_printf(a, "the default of policy `%s`", o->p->name));
+	v->rule = zsp_arena_printf(a, "default %s", zsp_decision_name(o->p->def));
+}
+
+/* Deny and ask rules: any text matching decides. Returns 1 when decided, 0 not, -1 on oom. */
+static int first_match(zsp_oracle *o, zsp_arena *a, size_t ti, zsp_decision which,
+		       const char *const *texts, size_t ntexts, zsp_verdict *v)
+{
+	const zsp_ir_tool *t = &o->p->tools[ti];
+	for (size_t ri = 0; ri < t->nrules; ri++) {
+		if (t->rules[ri].decision != which)
+			continue;
+		int m = rule_matches(o, ti, ri, texts, ntexts);
+		if (m == 0)
+			continue;
+		o->hits[o->tool_first[ti] + ri]++;
+		v->rule = rule_text(a, &t->rules[ri]);
+		v->loc = t->rules[ri].loc;
+		if (m < 0) {
+			decide(v, ZSP_DENY, "regex-limit", "the regex needed more work than the match limit allows");
+			return trace(a, v, "%s (%s): match limit reached: denied (fail closed)", v->rule,
+				     loc_text(a, v->loc)) ? -1 : 1;
+		}
+		decide(v, which, "rule", NULL);
+		return trace(a, v, "%s (%s) matches", v->rule, loc_text(a, v->loc)) ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Allow needs every text matched by some allow rule. Returns 1 decided, 0 not, -1 oom. */
+static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const *texts,
+		       size_t ntexts, zsp_verdict *v)
+{
+	const zsp_ir_tool *t = &o->p->tools[ti];
+	if (ntexts == 0)
+		return 0;
+	const zsp_ir_tool_rule *last = NULL;
+	for (size_t k = 0; k < ntexts; k++) {
+		bool found = false;
+		for (size_t ri = 0; ri < t->nrules && !found; ri++) {
+			if (t->rules[ri].decision != ZSP_ALLOW)
+				continue;
+			int m = rule_matches(o, ti, ri, &texts[k], 1);
+			if (m < 0) {
+				v->rule = rule_text(a, &t->rules[ri]);
+				v->loc = t->rules[ri].loc;
+				decide(v, ZSP_DENY, "regex-limit", "the regex needed more work than the match limit allows");
+				return trace(a, v, "%s: match limit reached: denied (fail closed)", v->rule) ? -1 : 1;
+			}
+			if (m) {
+				found = true;
+				last = &t->rules[ri];
+				o->hits[o->tool_first[ti] + ri]++;
+				if (trace(a, v, "`%s` is allowed by %s (%s)", texts[k], rule_text(a, last),
+					  loc_text(a, last->loc)))
+					return -1;
+			}
+		}
+		if (!found)
+			return trace(a, v, "`%s` matches no allow rule", texts[k]) ? -1 : 0;
+	}
+	decide(v, ZSP_ALLOW, "rule", NULL);
+	v->rule = rule_text(a, last);
+	v->loc = last->loc;
+	return 1;
+}
+
+/* Zed's exception: with nothing but allowing settings, the substitution check is skipped. */
+static bool allows_everything(const zsp_oracle *o, const zsp_ir_tool *t)
+{
+	zsp_decision d = t && t->def ? t->def : o->p->def;
+	if (d != ZSP_ALLOW)
+		return false;
+	for (size_t i = 0; t && i < t->nrules; i++)
+		if (t->rules[i].decision != ZSP_ALLOW)
+			return false;
+	return true;
+}
+
+static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_t ti,
+			const char *const *texts, size_t ntexts, const char *const *entries,
+			size_t nentries, zsp_verdict *v)
+{
+	int r;
+	if (!t) {
+		fall_to_default(a, o, NULL, v);
+		return trace(a, v, "no `tool` block for this tool: %s", v->detail);
+	}
+	if ((r = first_match(o, a, ti, ZSP_DENY, texts, ntexts, v)) != 0)
+		return r < 0 ? -1 : 0;
+	if ((r = first_match(o, a, ti, ZSP_ASK, texts, ntexts, v)) != 0)
+		return r < 0 ? -1 : 0;
+	if ((r = all_allowed(o, a, ti, entries, nentries, v)) != 0)
+		return r < 0 ? -1 : 0;
+	fall_to_default(a, o, t, v);
+	return trace(a, v, "no rule decides: %s is `%s`", v->detail, zsp_decision_name(v->decision));
+}
+
+static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_verdict *v)
+{
+	size_t ti = 0;
+	const zsp_ir_tool *t = find_tool(o->p, "terminal", &ti);
+	zsp_sh_result sh;
+	if (zsp_sh_parse(a, cmd, &sh) != 0)
+		return -1;
+	v->subcommands = zsp_arena_calloc(a, sh.ncmds + 1, sizeof(char *));
+	if (!v->subcommands)
+		return -1;
+	for (size_t i = 0; i < sh.ncmds; i++)
+		v->subcommands[v->nsub++] = sh.cmds[i].text;
+
+	zsp_builtin_hit hit;
+	int b = zsp_builtin_check(a, cmd, &sh, &hit);
+	if (b < 0)
+		return -1;
+	if (b > 0) {
+		decide(v, ZSP_DENY, "builtin", zsp_arena_printf(a, "%s: `%s`", hit.message, hit.what));
+		v->rule = zsp_arena_printf(a, "builtin:%s", hit.rule);
+		return trace(a, v, "built-in rule %s: %s: denied; no setting can lift it", hit.rule, hit.message);
+	}
+	if (trace(a, v, "built-in rules: no match"))
+		return -1;
+	if (sh.finding != ZSP_SH_CLEAN) {
+		if (!allows_everything(o, t)) {
+			bool sub = sh.finding == ZSP_SH_SUBSTITUTION;
+			decide(v, ZSP_DENY, sub ? "substitution" : "unsupported",
+			       zsp_arena_printf(a, "%s at byte %zu", sh.why, sh.where));
+			return trace(a, v, "%s: %s at byte %zu: denied whatever the rules say",
+				     sub ? "substitution check" : "shell parser", sh.why, sh.where);
+		}
+		if (trace(a, v, "%s, but the terminal's settings allow everything: check skipped", sh.why))
+			return -1;
+	} else if (trace(a, v, "substitution check: none found")) {
+		return -1;
+	}
+	/* deny and ask look at the whole command and at each entry; allow must cover each entry */
+	const char **texts = zsp_arena_calloc(a, sh.ncmds + 2, sizeof(char *));
+	if (!texts)
+		return -1;
+	texts[0] = cmd;
+	for (size_t i = 0; i < sh.ncmds; i++)
+		texts[i + 1] = sh.cmds[i].text;
+	return decide_texts(o, a, t, ti, texts, sh.ncmds + 1, texts + 1, sh.ncmds, v);
+}
+
+static bool sensitive_path(const char *path)
+{
+	static const char *const names[] = { "/.zed", "/.agents/skills" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *p = strstr(path, names[i]);
+		for (; p; p = strstr(p + 1, names[i])) {
+			char after = p[strlen(names[i])];
+			if (after == '\0' || after == '/')
+				return true;
+		}
+	}
+	return false;
+}
+
+static int decide_one_path(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_t ti,
+			   const char *arg, zsp_verdict *v)
+{
+	const zsp_oracle_env *env = o->env;
+	char *abs = concrete_path(a, env, arg);
+	if (!abs)
+		return -1;
+	char *res = env->resolve_symlinks ? resolved_path(a, abs) : NULL;
+	const char *rel = NULL;
+	if (env->workspace && under(env->workspace, abs) && strcmp(abs, env->workspace) != 0)
+		rel = abs + strlen(env->workspace) + (strcmp(env->workspace, "/") != 0);
+	const char *texts[4] = { arg, abs, rel, res && strcmp(res, abs) ? res : NULL };
+	size_t ntexts = 4;
+	if (trace(a, v, "path `%s`: absolute %s%s%s", arg, abs, texts[3] ? ", resolved " : "",
+		  texts[3] ? texts[3] : ""))
+		return -1;
+	/* each spelling is judged; the strictest answer stands */
+	zsp_verdict best = *v;
+	best.decision = ZSP_DECISION_NONE;
+	for (size_t k = 0; k < ntexts; k++) {
+		if (!texts[k])
+			continue;
+		zsp_verdict one = *v;
+		if (decide_texts(o, a, t, ti, &texts[k], 1, &texts[k], 1, &one))
+			return -1;
+		if (rank(one.decision) > rank(best.decision))
+			best = one;
+		v->trace = one.trace;
+		v->ntrace = one.ntrace;
+		v->trace_cap = one.trace_cap;
+	}
+	best.trace = v->trace;
+	best.ntrace = v->ntrace;
+	best.trace_cap = v->trace_cap;
+	*v = best;
+	if (v->decision == ZSP_DENY)
+		return 0;
+	if (texts[3] && env->workspace && under(env->workspace, abs) && !under(env->workspace, texts[3])) {
+		decide(v, ZSP_ASK, "symlink-escape",
+		       zsp_arena_printf(a, "%s leads out of the workspace to %s", abs, texts[3]));
+		return trace(a, v, "symlink escape: %s resolves to %s, outside %s: ask", abs, texts[3],
+			     env->workspace);
+	}
+	if (v->decision == ZSP_ALLOW && (sensitive_path(abs) || (texts[3] && sensitive_path(texts[3])))) {
+		decide(v, ZSP_ASK, "sensitive-path", zsp_arena_printf(a, "%s is agent configuration", abs));
+		return trace(a, v, "sensitive path (.zed, .agents/skills): allow becomes ask");
+	}
+	return 0;
+}
+
+static int decide_path_tool(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, zsp_verdict *v)
+{
+	size_t ti = 0;
+	const zsp_ir_tool *t = find_tool(o->p, req->kind, &ti);
+	zsp_verdict out = *v;
+	out.decision = ZSP_DECISION_NONE;
+	for (size_t i = 0; i < req->nargs; i++) {
+		zsp_verdict one = *v;
+		if (decide_one_path(o, a, t, ti, req->args[i], &one))
+			return -1;
+		/* copy and move: a deny on either path denies, allow needs both */
+		if (rank(one.decision) > rank(out.decision))
+			out = one;
+		v->trace = one.trace;
+		v->ntrace = one.ntrace;
+		v->trace_cap = one.trace_cap;
+	}
+	out.trace = v->trace;
+	out.ntrace = v->ntrace;
+	out.trace_cap = v->trace_cap;
+	*v = out;
+	return 0;
+}
+
+/* ---- entry ------------------------------------------------------------------------------ */
+
+int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, zsp_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	const char *k = req->kind;
+	int rc;
+	char err[256];
+	if (!zsp_request_valid(req, err, sizeof(err))) {
+		decide(v, ZSP_DENY, "bad-request", zsp_arena_strdup(a, err));
+		return trace(a, v, "bad request: %s", err);
+	}
+	if (strcmp(k, "terminal") == 0) {
+		rc = decide_terminal(o, a, req->args[0], v);
+	} else if (strcmp(k, "read") == 0 || strcmp(k, "write") == 0 || strcmp(k, "exec") == 0) {
+		rc = decide_fs(o, a, strcmp(k, "write") == 0 ? "write" : "read", req->args[0], v);
+	} else if (strcmp(k, "connect") == 0) {
+		rc = decide_connect(o, a, req->args[0], v);
+	} else if (strcmp(k, "syscall") == 0) {
+		rc = decide_syscall(o, a, req->args[0], v);
+	} else if (zsp_tool_takes_paths(k)) {
+		rc = decide_path_tool(o, a, req, v);
+	} else {
+		/* fetch, search_web: the text; MCP tools: only defaults */
+		size_t ti = 0;
+		const zsp_ir_tool *t = find_tool(o->p, k, &ti);
+		const char *const *texts = req->args;
+		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, v);
+	}
+	if (rc == 0 && !v->detail && v->rule)
+		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));
+	return rc;
+}
+
+/* ---- requests --------------------------------------------------------------------------- */
+
+bool zsp_request_valid(const zsp_ir_request *req, char *err, size_t errsize)
+{
+	int arity = zsp_request_arity(req->kind);
+	if (arity < 0) {
+		snprintf(err, errsize, "unknown request `%s`", req->kind);
+		return false;
+	}
+	if ((size_t)arity != req->nargs) {
+		snprintf(err, errsize, "`%s` takes %d argument%s, not %zu", req->kind, arity,
+			 arity == 1 ? "" : "s", req->nargs);
+		return false;
+	}
+	return true;
+}
+
+static int put_utf8(char *out, unsigned long c)
+{
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xC0 | (c >> 6));
+		out[1] = (char)(0x80 | (c & 0x3F));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xE0 | (c >> 12));
+		out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (c & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | (c >> 18));
+	out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (c & 0x3F));
+	return 4;
+}
+
+int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char *err, size_t errsize)
+{
+	const char *p = text;
+	memset(out, 0, sizeof(*out));
+	while (isspace((unsigned char)*p))
+		p++;
+	const char *ks = p;
+	while (isalnum((unsigned char)*p) || *p == '_' || *p == ':' || *p == '.' || *p == '-')
+		p++;
+	if (p == ks) {
+		snprintf(err, errsize, "expected a request kind such as `terminal` at column %zu",
+			 (size_t)(ks - text) + 1);
+		return -1;
+	}
+	out->kind = zsp_arena_strndup(a, ks, (size_t)(p - ks));
+	out->args = zsp_arena_calloc(a, 3, sizeof(char *));
+	if (!out->kind || !out->args)
+		return -1;
+	for (;;) {
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '\0' || *p == ';')
+			break;
+		if (*p != '"') {
+			snprintf(err, errsize, "expected a \"string\" at column %zu", (size_t)(p - text) + 1);
+			return -1;
+		}
+		if (out->nargs == 2) {
+			snprintf(err, errsize, "too many arguments at column %zu", (size_t)(p - text) + 1);
+			return -1;
+		}
+		const char *start = ++p;
+		char *buf = zsp_arena_alloc(a, strlen(p) + 1);
+		size_t n = 0;
+		if (!buf)
+			return -1;
+		while (*p && *p != '"') {
+			if (*p != '\\') {
+				buf[n++] = *p++;
+				continue;
+			}
+			p++;
+			switch (*p) {
+			case '\\': case '"': buf[n++] = *p++; break;
+			case 'n': buf[n++] = '\n'; p++; break;
+			case 't': buf[n++] = '\t'; p++; break;
+			case 'r': buf[n++] = '\r'; p++; break;
+			case 'x': {
+				char hex[3] = { 0 };
+				if (isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+					hex[0] = p[1];
+					hex[1] = p[2];
+					unsigned long c = strtoul(hex, NULL, 16);
+					if (c > 0 && c < 0x80) {
+						buf[n++] = (char)c;
+						p += 3;
+						break;
+					}
+				}
+				snprintf(err, errsize, "bad \\x escape at column %zu", (size_t)(p - text));
+				return -1;
+			}
+			case 'u': {
+				char *end;
+				unsigned long c = p[1] == '{' ? strtoul(p + 2, &end, 16) : 0;
+				if (p[1] != '{' || *end != '}' || c == 0 || c > 0x10FFFF ||
+				    (c >= 0xD800 && c <= 0xDFFF)) {
+					snprintf(err, errsize, "bad \\u{...} escape at column %zu", (size_t)(p - text));
+					return -1;
+				}
+				n += (size_t)put_utf8(buf + n, c);
+				p = end + 1;
+				break;
+			}
+			default:
+				snprintf(err, errsize, "unknown escape at column %zu", (size_t)(p - text));
+				return -1;
+			}
+		}
+		if (*p != '"') {
+			snprintf(err, errsize, "unterminated string starting at column %zu",
+				 (size_t)(start - text));
+			return -1;
+		}
+		p++;
+		buf[n] = '\0';
+		out->args[out->nargs++] = buf;
+	}
+	return zsp_request_valid(out, err, errsize) ? 0 : -1;
+}

@@ -1,0 +1,52 @@
+/* oracle.h: the reference semantics of zsp: decide(policy, request) -> allow | ask | deny, with
+ * the rule that decided, a stable reason and the chain of checks (DESIGN §3, REFERENCE §E). */
+#ifndef ZSP_ORACLE_H
+#define ZSP_ORACLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ir.h"
+
+/* The machine the question is asked about. */
+typedef struct zsp_oracle_env {
+	const char *workspace;   /* absolute: relative request paths and symlink escapes */
+	const char *home;        /* absolute: `~` in request paths; NULL leaves `~` alone */
+	bool resolve_symlinks;   /* judge paths after resolving symlinks on this machine too */
+} zsp_oracle_env;
+
+typedef struct zsp_verdict {
+	zsp_decision decision;
+	const char *reason;      /* stable code, see doc/oracle.md */
+	const char *detail;      /* for people: what matched, or why */
+	const char *rule;        /* the deciding rule as written, or NULL */
+	zsp_loc loc;             /* where that rule is; src NULL for built-in and defaults */
+	const char **trace;      /* the checks made, in order */
+	size_t ntrace, trace_cap;
+	const char **subcommands;/* terminal: the entries judged */
+	size_t nsub;
+} zsp_verdict;
+
+typedef struct zsp_oracle zsp_oracle;
+
+/* Prepares a policy for questions (compiles its regexes). NULL on out-of-memory. The oracle
+ * keeps pointers into p and env: both must outlive it. Not thread-safe: one per thread. */
+zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env);
+void zsp_oracle_free(zsp_oracle *o);
+
+/* Decides one request; the verdict's strings live in arena a. 0, or -1 on out-of-memory. */
+int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, zsp_verdict *v);
+
+/* Coverage: how many decisions each rule took part in. Rules are numbered fs rules first,
+ * then host rules, then tool rules in IR order; *n receives the count. */
+const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n);
+
+/* Parses the request syntax shared by --query, tests and corpora: KIND followed by strings,
+ * e.g. `terminal "ls -la"`, `copy_path "a" "b"`, `mcp:github:create_issue`. 0 on success,
+ * else -1 with a message in err. */
+int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char *err, size_t errsize);
+
+/* Checks kind and argument count (the same table the compiler uses for `expect`). */
+bool zsp_request_valid(const zsp_ir_request *req, char *err, size_t errsize);
+
+#endif

@@ -1,0 +1,35 @@
+/* zspc.h: what the parts of the zspc program share: parsed options, and helpers to build a
+ * compiler from them and to write output files. Not part of libzsp. */
+#ifndef ZSPC_H
+#define ZSPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "zsp.h"
+
+struct zspc_opts {
+	const char **includes, **warnings, **define_names, **define_values;
+	size_t nincludes, nwarnings, ndefines;
+	const char *datadir;
+	const char *out;
+	const char *request;     /* --query */
+	const char *batch;       /* --batch FILE or - */
+	const char *policy;
+	const char *workspace;
+	bool explain, json, resolve_symlinks, coverage;
+	double coverage_min;
+};
+
+void to_stderr(void *ctx, const char *text, size_t len);
+int usage_error(const char *fmt, const char *arg) __attribute__((format(printf, 1, 0)));
+int zspc_write_output(const char *out, const char *data, size_t len);
+/* A compiler with the command line's -I, -W and -D, plus extra definitions (which -D overrides). */
+zsp_compiler *zspc_compiler(const struct zspc_opts *o, const char *const *names,
+			    const char *const *values, size_t n);
+
+int zspc_query(const struct zspc_opts *o, const char *file);
+int zspc_test(const struct zspc_opts *o, const char *file);
+int zspc_import(const struct zspc_opts *o, const char *file);
+
+#endif

@@ -1,0 +1,352 @@
+/* test_builtin.c: CUnit tests for compiler/builtin.c (the rm rules no policy can lift).
+ * One table: a command and the rule it must hit, or NULL for no hit; each row is one assertion. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../compiler/builtin.h"
+
+static zsp_arena *arena;
+
+static int setup(void)
+{
+	arena = zsp_arena_new();
+	return arena ? 0 : 1;
+}
+
+static int teardown(void)
+{
+	zsp_arena_free(arena);
+	return 0;
+}
+
+#define NO_HIT NULL
+
+static const struct {
+	const char *cmd;
+	const char *rule;
+} table[] = {
+	/* seed 003: Zed's five regexes */
+	{ "rm -rf /", "rm-root" },
+	{ "rm -rfv /", "rm-root" },
+	{ "rm -rf /*", "rm-root" },
+	{ "rm / -rf", "rm-root" },
+	{ "rm -v / -rf", "rm-root" },
+	{ "rm -rf ~", "rm-home" },
+	{ "rm -rf ~/", "rm-home" },
+	{ "rm -rf ~/*", "rm-home" },
+	{ "rm ~ -rf", "rm-home" },
+	{ "rm -rf $HOME", "rm-home" },
+	{ "rm -rf ${HOME}", "rm-home" },
+	{ "rm -rf \"$HOME\"", "rm-home" },
+	{ "rm -rf $HOME/", "rm-home" },
+	{ "rm -rf ${HOME}/*", "rm-home" },
+	{ "rm $HOME -rf", "rm-home" },
+	{ "rm -rf .", "rm-cwd" },
+	{ "rm -rf ./", "rm-cwd" },
+	{ "rm -rf ./*", "rm-cwd" },
+	{ "rm . -rf", "rm-cwd" },
+	{ "rm -rf ..", "rm-parent" },
+	{ "rm -rf ../", "rm-parent" },
+	{ "rm -rf ../*", "rm-parent" },
+	{ "rm .. -rf", "rm-parent" },
+	{ "rm -rf -- /", "rm-root" },
+	{ "rm --recursive --force /", "rm-root" },
+	{ "rm --no-preserve-root -rf /", "rm-root" },
+	{ "rm -rf --preserve-root=all /", "rm-root" },
+	{ "rm / --no-preserve-root --recursive", "rm-root" },
+	{ "RM -RF /", "rm-root" },
+	{ "Rm -Rf ~", "rm-home" },
+	{ "rm -rf $home", "rm-home" },
+	{ "rm /", "rm-root" },
+	{ "rm -i .", "rm-cwd" },
+	/* traversal and spellings */
+	{ "rm -rf /tmp/../..", "rm-root" },
+	{ "rm -rf //", "rm-root" },
+	{ "rm -rf ///", "rm-root" },
+	{ "rm -rf /./", "rm-root" },
+	{ "rm -rf /.", "rm-root" },
+	{ "rm -rf /..", "rm-root" },
+	{ "rm -rf /home/..", "rm-root" },
+	{ "rm -rf /*/*", "rm-root" },
+	{ "rm -rf '/'", "rm-root" },
+	{ "rm -rf \\/", "rm-root" },
+	{ "rm -rf ./foo/..", "rm-cwd" },
+	{ "rm -rf foo/..", "rm-cwd" },
+	{ "rm -rf *", "rm-cwd" },
+	{ "rm -rf $PWD", "rm-cwd" },
+	{ "rm -rf ${PWD}/", "rm-cwd" },
+	{ "rm -rf ~+", "rm-cwd" },
+	{ "rm -rf ~/..", "rm-parent" },
+	{ "rm -rf ~/../..", "rm-parent" },
+	{ "rm -rf $HOME/..", "rm-parent" },
+	{ "rm -rf ${HOME}/../..", "rm-parent" },
+	{ "rm -rf ../..", "rm-parent" },
+	{ "rm -rf ../../*", "rm-parent" },
+	{ "rm -rf ./../", "rm-parent" },
+	{ "rm -rf ~root", "rm-home" },
+	{ "rm -rf ~/./", "rm-home" },
+	{ "rm -rf ~/x/..", "rm-home" },
+	/* brace expansion */
+	{ "rm -rf {/tmp/x,/}", "rm-root" },
+	{ "rm -rf /tmp/x{,/../..}", "rm-root" },
+	{ "rm -rf {a,{b,~}}", "rm-home" },
+	{ "rm -rf /tmp/{a,b}", NO_HIT },
+	/* several operands; -- makes everything an operand */
+	{ "rm -rf /tmp/x /", "rm-root" },
+	{ "rm -rf /tmp/x ~ /tmp/y", "rm-home" },
+	{ "rm -rf build dist .", "rm-cwd" },
+	{ "rm -- -rf /", "rm-root" },
+	{ "rm -rf -- -x ..", "rm-parent" },
+	/* lists, pipelines, subshells, substitutions */
+	{ "ls && rm -rf /", "rm-root" },
+	{ "a; rm -rf ~", "rm-home" },
+	{ "make || rm -rf .", "rm-cwd" },
+	{ "cat x | rm -rf /", "rm-root" },
+	{ "(cd /tmp && rm -rf ..)", "rm-parent" },
+	{ "{ rm -rf ~; }", "rm-home" },
+	{ "if true; then rm -rf /; fi", "rm-root" },
+	{ "echo $(rm -rf /)", "rm-root" },
+	{ "echo `rm -rf ~`", "rm-home" },
+	{ "x=$(rm -rf /tmp/../..)", "rm-root" },
+	{ "FOO=1 rm -rf /", "rm-root" },
+	{ "/bin/rm -rf /", "rm-root" },
+	{ "/usr/bin/rm -rf ~", "rm-home" },
+	{ "\\rm -rf /", "rm-root" },
+	{ "'rm' -rf '/'", "rm-root" },
+	{ "rm -rf / > /tmp/log 2>&1", "rm-root" },
+	/* wrappers */
+	{ "sudo rm -rf /", "rm-root" },
+	{ "sudo rm -rf /tmp/../..", "rm-root" },
+	{ "sudo -u root rm -rf /", "rm-root" },
+	{ "sudo -uroot -E rm -rf /", "rm-root" },
+	{ "sudo --user=root rm -rf ~", "rm-home" },
+	{ "sudo --user root rm -rf ~", "rm-home" },
+	{ "sudo -g wheel -C 3 -D /tmp -h host -p pw -r role -t type -U u -T 9 rm -rf /", "rm-root" },
+	{ "sudo -- rm -rf /", "rm-root" },
+	{ "sudo FOO=1 rm -rf /", "rm-root" },
+	{ "sudo sudo -n rm -rf /", "rm-root" },
+	{ "doas rm -rf /", "rm-root" },
+	{ "doas -u root -n rm -rf /", "rm-root" },
+	{ "doas -s", NO_HIT },
+	{ "env rm -rf /", "rm-root" },
+	{ "env -i PATH=/bin rm -rf /", "rm-root" },
+	{ "env -u HOME rm -rf ~", "rm-home" },
+	{ "env -C /tmp rm -rf ..", "rm-parent" },
+	{ "env - rm -rf /", "rm-root" },
+	{ "env -S 'rm -rf /'", "rm-root" },
+	{ "env -S 'rm -rf' /", "rm-root" },
+	{ "env --split-string='rm -rf ~'", "rm-home" },
+	{ "nice rm -rf /", "rm-root" },
+	{ "nice -n 10 rm -rf /", "rm-root" },
+	{ "nice -10 rm -rf /", "rm-root" },
+	{ "nice --adjustment=5 rm -rf /", "rm-root" },
+	{ "nohup rm -rf / &", "rm-root" },
+	{ "timeout 10 rm -rf /", "rm-root" },
+	{ "timeout -s KILL -k 5 10s rm -rf /", "rm-root" },
+	{ "timeout --signal=TERM --preserve-status 1m rm -rf ~", "rm-home" },
+	{ "time rm -rf /", "rm-root" },
+	{ "time -p rm -rf /", "rm-root" },
+	{ "command rm -rf /", "rm-root" },
+	{ "command -p rm -rf /", "rm-root" },
+	{ "command -v rm", NO_HIT },
+	{ "exec rm -rf /", "rm-root" },
+	{ "exec -a name -c -l rm -rf /", "rm-root" },
+	{ "xargs rm -rf /", "rm-root" },
+	{ "find /tmp -name x | xargs rm -rf ~", "rm-home" },
+	{ "xargs -0 -n 1 -P 4 -I {} -L 1 -s 100 -d , -E end -a f rm -rf /", "rm-root" },
+	{ "xargs -i rm -rf .", "rm-cwd" },
+	{ "xargs -I{} rm -rf {}", NO_HIT },
+	{ "stdbuf -oL rm -rf /", "rm-root" },
+	{ "stdbuf -i 0 -e 0 --output=L rm -rf /", "rm-root" },
+	{ "ionice -c 3 -n 7 rm -rf /", "rm-root" },
+	{ "ionice -c3 -t rm -rf ~", "rm-home" },
+	{ "chroot /mnt rm -rf /", "rm-root" },
+	{ "chroot --userspec=a:b /mnt rm -rf /", "rm-root" },
+	{ "busybox rm -rf /", "rm-root" },
+	{ "nocorrect rm -rf ~", "rm-home" },
+	{ "builtin rm -rf /", "rm-root" },
+	{ "setsid -f rm -rf /", "rm-root" },
+	{ "sudo env -i nice -n 5 timeout 9 nohup stdbuf -o0 rm -rf /", "rm-root" },
+	{ "eval rm -rf /", "rm-root" },
+	{ "eval 'rm -rf ~'", "rm-home" },
+	{ "su -c 'rm -rf /'", "rm-root" },
+	{ "su root -c 'rm -rf /'", "rm-root" },
+	{ "runuser -u nobody -- rm -rf /", "rm-root" },
+	{ "watch -n 1 rm -rf /", "rm-root" },
+	{ "flock /tmp/lock rm -rf /", "rm-root" },
+	{ "flock /tmp/lock -c 'rm -rf ~'", "rm-home" },
+	/* shells */
+	{ "sh -c 'rm -rf /'", "rm-root" },
+	{ "bash -c 'rm -rf ~'", "rm-home" },
+	{ "dash -c 'rm -rf .'", "rm-cwd" },
+	{ "zsh -c 'rm -rf ..'", "rm-parent" },
+	{ "ksh -c 'rm -rf /'", "rm-root" },
+	{ "ash -c 'rm -rf /'", "rm-root" },
+	{ "/bin/sh -c 'rm -rf /'", "rm-root" },
+	{ "bash -lc \"cd /tmp && rm -rf ..\"", "rm-parent" },
+	{ "bash -ec 'rm -rf /'", "rm-root" },
+	{ "bash -xc 'rm -rf /'", "rm-root" },
+	{ "bash -o pipefail -c 'rm -rf /'", "rm-root" },
+	{ "bash -c -- 'rm -rf /'", "rm-root" },
+	{ "sh -c \"sh -c 'rm -rf /'\"", "rm-root" },
+	{ "sudo bash -c 'rm -rf /'", "rm-root" },
+	{ "busybox sh -c 'rm -rf /'", "rm-root" },
+	{ "sh -c 'rm -rf \"$1\"' _ /", "rm-root" },
+	{ "sh -c 'rm -rf $0' /", "rm-root" },
+	{ "bash -c 'rm -rf \"$@\"' _ /tmp/x ~", "rm-home" },
+	{ "sh -c '\"$@\"' _ rm -rf /", "rm-root" },
+	{ "sh -c 'rm -rf $1/' _", "rm-root" },
+	{ "sh -c 'rm -rf \"$1\"' _ /tmp/x", NO_HIT },
+	{ "sh -c 'echo hi'", NO_HIT },
+	{ "echo 'rm -rf /' | sh", "rm-root" },
+	{ "echo rm -rf ~ | sudo bash -s", "rm-home" },
+	{ "printf 'cd /tmp\\nrm -rf ..\\n' | bash", "rm-parent" },
+	{ "echo 'rm -rf /' | cat", NO_HIT },
+	{ "echo hi | sh", NO_HIT },
+	{ "bash <<< 'rm -rf /'", "rm-root" },
+	{ "sh <<EOF\nrm -rf ~\nEOF", "rm-home" },
+	{ "cat <<EOF\nrm -rf ~\nEOF", NO_HIT },
+	{ "bash script.sh /", NO_HIT },
+	{ "eval eval eval eval eval eval eval eval rm -rf /", "rm-root" },
+	{ "eval eval eval eval eval eval eval eval eval rm -rf /tmp/x", "nested-shell" },
+	/* find */
+	{ "find / -delete", "find-delete-root" },
+	{ "find ~ -delete", "find-delete-root" },
+	{ "find $HOME -type f -delete", "find-delete-root" },
+	{ "find . -delete", "find-delete-root" },
+	{ "find .. -mindepth 1 -delete", "find-delete-root" },
+	{ "find -delete", "find-delete-root" },
+	{ "find -L / -exec rm -rf {} +", "find-delete-root" },
+	{ "find . -execdir rm -rf {} \\;", "find-delete-root" },
+	{ "find / -ok rm {} ';'", "find-delete-root" },
+	{ "find / -exec sudo /bin/rm -f {} +", "find-delete-root" },
+	{ "find . -exec sh -c 'rm -rf \"$1\"' _ {} \\;", "find-delete-root" },
+	{ "find /tmp/x . -name '*' -delete", "find-delete-root" },
+	{ "find . -name x -o -delete", "find-delete-root" },
+	{ "find . ! -name keep -delete", "find-delete-root" },
+	{ "find /tmp -exec rm -rf / \\;", "rm-root" },
+	{ "find . -name '*.pyc' -delete", NO_HIT },
+	{ "find . -type d -name __pycache__ -exec rm -rf {} +", NO_HIT },
+	{ "find /tmp/build -delete", NO_HIT },
+	{ "find / -name passwd", NO_HIT },
+	{ "find . -exec grep -l rm {} +", NO_HIT },
+	{ "find . -empty -delete", NO_HIT },
+	/* negatives */
+	{ "rm -rf /tmp/x", NO_HIT },
+	{ "rm -rf ./build", NO_HIT },
+	{ "rm -rf build/", NO_HIT },
+	{ "rm -rf ../sibling", NO_HIT },
+	{ "rm -rf ~/.cache/x", NO_HIT },
+	{ "rm -rf $HOME/.cache", NO_HIT },
+	{ "rm -rf dist/*", NO_HIT },
+	{ "rm file.txt", NO_HIT },
+	{ "rm -f -- -", NO_HIT },
+	{ "rm", NO_HIT },
+	{ "rm -rf", NO_HIT },
+	{ "storm -rf /", NO_HIT },
+	{ "echo rm -rf /", NO_HIT },
+	{ "printf '%s\\n' 'rm -rf /'", NO_HIT },
+	{ "git rm -r --cached .", NO_HIT },
+	{ "rm -rf \"$DIR\"", NO_HIT },
+	{ "rm -rf \"$DIR\"/..", NO_HIT },
+	{ "rm -rf ${DIR}/*", NO_HIT },
+	{ "rm -rf $HOMER", NO_HIT },
+	{ "rm -rf ~-", NO_HIT },
+	{ "grep -r rm /", NO_HIT },
+	{ "ls /", NO_HIT },
+	{ "cd / && ls", NO_HIT },
+	{ "rmdir /tmp/x", NO_HIT },
+	{ "sudo -e /etc/hosts", NO_HIT },
+	{ "xargs echo rm -rf /", NO_HIT },
+	{ "npm run build", NO_HIT },
+	{ "git commit -m 'rm -rf / is bad'", NO_HIT },
+	{ "", NO_HIT },
+};
+
+static bool hits(const char *cmd, const zsp_sh_result *sh, const char *want)
+{
+	zsp_builtin_hit hit;
+	int rc = zsp_builtin_check(arena, cmd, sh, &hit);
+
+	if (rc == (want != NULL) && (!want || strcmp(hit.rule, want) == 0)) {
+		if (want && (!hit.message || !hit.what))
+			fprintf(stderr, "\n  %s: hit %s without message or text\n", cmd, hit.rule);
+		return !want || (hit.message && hit.what);
+	}
+	fprintf(stderr, "\n  builtin_check(\"%s\"%s): rc %d rule %s; want %s\n", cmd,
+		sh ? "" : ", no parse", rc, rc == 1 ? hit.rule : "-", want ? want : "no hit");
+	return false;
+}
+
+static void test_table(void)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		zsp_sh_result sh;
+
+		CU_ASSERT_FATAL(zsp_sh_parse(arena, table[i].cmd, &sh) == 0);
+		CU_ASSERT(hits(table[i].cmd, &sh, table[i].rule));
+		CU_ASSERT(hits(table[i].cmd, NULL, table[i].rule));
+	}
+}
+
+/* Each level of sh -c '"$@"' _ ... runs the rest of the words, so depth grows linearly. */
+static void test_nesting(void)
+{
+	char buf[1024];
+
+	for (int levels = 1; levels <= 10; levels++) {
+		char *p = buf;
+
+		for (int k = 0; k < levels; k++)
+			p += sprintf(p, "sh -c '\"$@\"' _ ");
+		sprintf(p, "rm -rf /tmp/x");
+		CU_ASSERT(hits(buf, NULL, levels > 8 ? "nested-shell" : NULL));
+		sprintf(p, "rm -rf /");
+		CU_ASSERT(hits(buf, NULL, levels > 8 ? "nested-shell" : "rm-root"));
+	}
+}
+
+/* Text that does not parse still meets Zed's regexes, with `rm` anywhere. */
+static void test_unparsable(void)
+{
+	CU_ASSERT(hits("printf 'rm -rf ..", NULL, "rm-parent"));
+	CU_ASSERT(hits("echo 'x && rm -rf /", NULL, "rm-root"));
+	CU_ASSERT(hits("echo \"$(rm -rf ~", NULL, "rm-home"));
+}
+
+static void test_long_input(void)
+{
+	static char buf[60000];
+	char *p = buf;
+
+	p += sprintf(p, "rm ");
+	while (p < buf + sizeof buf - 16)
+		p += sprintf(p, "-a ");
+	sprintf(p, "x");
+	CU_ASSERT(hits(buf, NULL, NO_HIT));
+	sprintf(p, "/");
+	CU_ASSERT(hits(buf, NULL, "rm-root"));
+}
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned failures;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return CU_get_error();
+	suite = CU_add_suite("builtin", setup, teardown);
+	if (!suite || !CU_add_test(suite, "table", test_table) ||
+	    !CU_add_test(suite, "nested shells", test_nesting) ||
+	    !CU_add_test(suite, "unparsable text", test_unparsable) ||
+	    !CU_add_test(suite, "long input", test_long_input)) {
+		CU_cleanup_registry();
+		return CU_get_error();
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures ? 1 : 0;
+}
