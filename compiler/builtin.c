@@ -3,9 +3,11 @@
 #include "config.h"
 
 #include "builtin.h"
+#include "regex.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
@@ -23,11 +25,15 @@ static const struct {
 	[T_PARENT] = { "rm-parent", "deletes a parent of the current or home directory" },
 };
 
-/* Zed's regexes, compiled once per zsp_builtin_check: [0] command position, [1] anywhere. */
+/* Zed's regexes, [0] command position, [1] anywhere: compiled (and JIT-compiled) once per
+ * process and shared, since compiled code is read-only; match data is per call. */
 typedef struct regex_cache {
-	pcre2_code *re[2];
 	pcre2_match_data *md[2];
 } regex_cache;
+
+static pcre2_code *rm_code[2];
+static pcre2_match_context *rm_limits;
+static pthread_once_t rm_once = PTHREAD_ONCE_INIT;
 
 typedef struct bctx {
 	zsp_arena *a;
@@ -68,29 +74,47 @@ static int set_hit(bctx *c, const char *rule, const char *message)
 #define RM_COMMAND \
 	"(?:^|[;&|(){}\\n`!]|\\$\\()\\s*(?:" RM_WRAPPER ")*" RM_WORD "rm\\s+" RM_FLAGS RM_TARGET RM_TRAIL
 
+static void compile_rm_regexes(void)
+{
+	uint32_t opts = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C | PCRE2_MATCH_INVALID_UTF |
+			PCRE2_CASELESS;
+	int err;
+	PCRE2_SIZE off;
+	for (int k = 0; k < 2; k++) {
+		rm_code[k] = pcre2_compile((PCRE2_SPTR)(k ? RM_ANYWHERE : RM_COMMAND),
+					   PCRE2_ZERO_TERMINATED, opts, &err, &off, NULL);
+		if (rm_code[k])
+			(void)pcre2_jit_compile(rm_code[k], PCRE2_JIT_COMPLETE);
+	}
+	rm_limits = pcre2_match_context_create(NULL);
+	if (rm_limits)
+		pcre2_set_match_limit(rm_limits, ZSP_REGEX_MATCH_LIMIT);
+}
+
 static int check_regex(bctx *c, const char *text, bool anywhere)
 {
 	static const char *const groups[] = { [T_ROOT] = "root", [T_HOME] = "home", [T_CWD] = "cwd",
 					      [T_PARENT] = "parent" };
-	uint32_t opts = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C | PCRE2_MATCH_INVALID_UTF |
-			PCRE2_CASELESS;
-	pcre2_code **re = &c->rx->re[anywhere];
+	pcre2_code **re = &rm_code[anywhere];
 	pcre2_match_data **md = &c->rx->md[anywhere];
-	int err, rc, found = T_NONE;
-	PCRE2_SIZE off;
+	int rc, found = T_NONE;
 
-	if (!*re) {
-		/* the patterns are fixed: only allocation can fail */
-		*re = pcre2_compile((PCRE2_SPTR)(anywhere ? RM_ANYWHERE : RM_COMMAND),
-				    PCRE2_ZERO_TERMINATED, opts, &err, &off, NULL);
-		if (!*re || !(*md = pcre2_match_data_create_from_pattern(*re, NULL)))
-			return -1;
-	}
-	/* A failed search (PCRE2's match limit) counts as no match: the structural check that
-	 * follows does not depend on it. */
-	rc = pcre2_match(*re, (PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, 0, 0, *md, NULL);
+	/* the patterns are fixed: only allocation can fail */
+	if (pthread_once(&rm_once, compile_rm_regexes) != 0 || !*re || !rm_limits)
+		return -1;
+	if (!*md && !(*md = pcre2_match_data_create_from_pattern(*re, NULL)))
+		return -1;
+	rc = pcre2_match(*re, (PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, 0, 0, *md, rm_limits);
 	if (rc == PCRE2_ERROR_NOMEMORY)
 		return -1;
+	if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+		/* The search gave up (match limit). On text that parsed, the structural check of
+		 * each command decides; on text that did not, nothing else looks: fail closed. */
+		if (!anywhere)
+			return 0;
+		c->what = text;
+		return set_hit(c, "rm-unchecked", "cannot be checked for a catastrophic rm");
+	}
 	if (rc > 0) {
 		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(*md);
 
@@ -900,7 +924,7 @@ static int check_text(bctx *c, const char *text, const zsp_sh_result *sh)
 
 int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zsp_builtin_hit *hit)
 {
-	regex_cache rx = { { NULL, NULL }, { NULL, NULL } };
+	regex_cache rx = { { NULL, NULL } };
 	bctx c = { .a = a, .rx = &rx, .hit = hit, .what = raw };
 	int rc;
 
@@ -908,9 +932,7 @@ int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zs
 	if (!raw)
 		return 0;
 	rc = check_text(&c, raw, sh);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 2; k++)
 		pcre2_match_data_free(rx.md[k]);
-		pcre2_code_free(rx.re[k]);
-	}
 	return rc;
 }

@@ -58,6 +58,7 @@ static status parse_command(parser *p);
 static bool read_dq(parser *p, bool literal);
 static bool read_dollar(parser *p, bool in_dq);
 static bool read_backtick(parser *p);
+static bool read_word(parser *p, unsigned flags, word *w);
 
 static const char *const closers[] = { "}", "then", "elif", "else", "fi", "do", "done", "esac" };
 static const char *const closer_why[] = {
@@ -750,8 +751,6 @@ static bool read_dollar(parser *p, bool in_dq)
 	p->pos++;
 	return !p->failed;
 }
-
-static bool read_word(parser *p, unsigned flags, word *w);
 
 /* NAME=(a b c): kept as written with the elements unquoted and single-spaced */
 static bool read_array(parser *p)
