@@ -49,4 +49,14 @@ int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char 
 /* Checks kind and argument count (the same table the compiler uses for `expect`). */
 bool zsp_request_valid(const zsp_ir_request *req, char *err, size_t errsize);
 
+/* verdict_json.c */
+#include <stdio.h>
+/* allow 0, deny 1, ask 2: zspc --query's exit status and the session API's answer. */
+int zsp_decision_exit(zsp_decision d);
+void zsp_json_string(FILE *f, const char *s);
+/* "FILE:LINE:COL" into buf, or NULL for a location-less rule. */
+const char *zsp_loc_string(char *buf, size_t size, zsp_loc loc);
+void zsp_verdict_json(FILE *f, const char *policy, const zsp_ir_request *req, const zsp_verdict *v,
+		      bool explain);
+
 #endif

@@ -55,6 +55,32 @@ const char *zsp_policy_set_name(const zsp_policy_set *set, size_t i);
 /* The normalized IR as JSON (doc/ir.md), NUL-terminated, malloc'd; the caller frees it. */
 int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len);
 
+/* ---- asking the oracle (doc/oracle.md) ---------------------------------------------- */
+
+typedef struct zsp_session zsp_session;
+
+enum zsp_answer {
+	ZSP_ANSWER_ALLOW = 0,
+	ZSP_ANSWER_DENY = 1,
+	ZSP_ANSWER_ASK = 2,
+};
+
+/* A session answers requests for one policy of a compiled set (policy NULL: the set's only
+ * policy; ZSP_EUSAGE when it has several or none of that name). workspace and home are
+ * absolute paths (relative request paths, `~`, symlink escapes) or NULL. The set must outlive
+ * the session. A session is not thread-safe: use one per thread. */
+int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *workspace,
+		    const char *home, zsp_session **out);
+void zsp_session_free(zsp_session *s);
+
+/* Decides a request written as `terminal "ls -la"`, `read "/etc/hosts"`, ... On ZSP_OK,
+ * *answer is an enum zsp_answer and, when json is not NULL, *json (malloc'd) holds the
+ * decision as one line of JSON, with the chain of checks when explain is non-zero.
+ * ZSP_EUSAGE for a malformed request (then *json, if asked for, says why),
+ * ZSP_EINTERNAL on out-of-memory. */
+int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
+		       char **json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,94 +17,10 @@
 
 #define EXIT_NO_DECISION 3
 
-/* ---- JSON output ------------------------------------------------------------------------ */
-
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
-
-static const char *loc_string(char *buf, size_t size, zsp_loc loc)
-{
-	if (!loc.src)
-		return NULL;
-	unsigned line, col;
-	zsp_source_position(loc.src, loc.begin, &line, &col);
-	snprintf(buf, size, "%s:%u:%u", loc.src->path, line, col);
-	return buf;
-}
-
-static int exit_for(zsp_decision d)
-{
-	return d == ZSP_ALLOW ? 0 : d == ZSP_ASK ? 2 : 1;
-}
-
-static void print_json(FILE *f, const char *policy, const zsp_ir_request *req, const zsp_verdict *v,
-		       bool explain)
-{
-	char loc[PATH_MAX + 64];
-	fputs("{\"decision\":", f);
-	json_str(f, zsp_decision_name(v->decision));
-	fprintf(f, ",\"exit\":%d,\"reason\":", exit_for(v->decision));
-	json_str(f, v->reason);
-	fputs(",\"detail\":", f);
-	json_str(f, v->detail);
-	fputs(",\"rule\":", f);
-	json_str(f, v->rule);
-	fputs(",\"loc\":", f);
-	json_str(f, loc_string(loc, sizeof(loc), v->loc));
-	fputs(",\"policy\":", f);
-	json_str(f, policy);
-	fputs(",\"request\":{\"kind\":", f);
-	json_str(f, req->kind);
-	fputs(",\"args\":[", f);
-	for (size_t i = 0; i < req->nargs; i++) {
-		if (i)
-			fputc(',', f);
-		json_str(f, req->args[i]);
-	}
-	fputs("]},\"subcommands\":[", f);
-	for (size_t i = 0; i < v->nsub; i++) {
-		if (i)
-			fputc(',', f);
-		json_str(f, v->subcommands[i]);
-	}
-	fputc(']', f);
-	if (explain) {
-		fputs(",\"trace\":[", f);
-		for (size_t i = 0; i < v->ntrace; i++) {
-			if (i)
-				fputc(',', f);
-			json_str(f, v->trace[i]);
-		}
-		fputc(']', f);
-	}
-	fputs("}\n", f);
-}
-
 static void print_explain(FILE *f, const zsp_ir_policy *p, const zsp_verdict *v, const char *indent)
 {
 	char loc[PATH_MAX + 64];
-	fprintf(f, "%spolicy: %s (%s)\n", indent, p->name, loc_string(loc, sizeof(loc), p->loc));
+	fprintf(f, "%spolicy: %s (%s)\n", indent, p->name, zsp_loc_string(loc, sizeof(loc), p->loc));
 	if (v->nsub) {
 		fprintf(f, "%ssub-commands:", indent);
 		for (size_t i = 0; i < v->nsub; i++)
@@ -214,9 +130,9 @@ static int ask_one(zsp_oracle *o, const zsp_ir_policy *p, const struct zspc_opts
 	if (zsp_request_parse(a, text, &req, err, sizeof(err)) != 0) {
 		if (batch) {
 			fputs("{\"decision\":\"error\",\"error\":", stdout);
-			json_str(stdout, err);
+			zsp_json_string(stdout, err);
 			fputs(",\"request\":", stdout);
-			json_str(stdout, text);
+			zsp_json_string(stdout, text);
 			fputs("}\n", stdout);
 			rc = 0;
 		} else {
@@ -233,13 +149,13 @@ static int ask_one(zsp_oracle *o, const zsp_ir_policy *p, const struct zspc_opts
 		return ZSP_EINTERNAL;
 	}
 	if (opts->json || batch) {
-		print_json(stdout, p->name, &req, &v, opts->explain);
+		zsp_verdict_json(stdout, p->name, &req, &v, opts->explain);
 	} else {
 		printf("%s\n", zsp_decision_name(v.decision));
 		if (opts->explain)
 			print_explain(stdout, p, &v, "  ");
 	}
-	rc = exit_for(v.decision);
+	rc = zsp_decision_exit(v.decision);
 	zsp_arena_free(a);
 	return rc;
 }
@@ -322,7 +238,7 @@ struct coverage {
 static int cover_add(struct coverage *cv, const char *policy, zsp_loc loc, const char *what, unsigned hits)
 {
 	char l[PATH_MAX + 64], key[PATH_MAX + 256];
-	if (!loc_string(l, sizeof(l), loc))
+	if (!zsp_loc_string(l, sizeof(l), loc))
 		return 0;
 	snprintf(key, sizeof(key), "%s\t%s", policy, l);
 	for (size_t i = 0; i < cv->n; i++)
@@ -448,7 +364,7 @@ int zspc_test(const struct zspc_opts *opts, const char *file)
 		free(values);
 		if (trc != ZSP_OK) {
 			fprintf(stderr, "%s: error: test `%s`: the policy does not compile with the test's definitions:\n%s",
-				loc_string(loc, sizeof(loc), test->loc), test->policy, diag.text ? diag.text : "");
+				zsp_loc_string(loc, sizeof(loc), test->loc), test->policy, diag.text ? diag.text : "");
 			free(diag.text);
 			failed += (unsigned)test->nexpects;
 			continue;
@@ -475,12 +391,12 @@ int zspc_test(const struct zspc_opts *opts, const char *file)
 			if (v.decision == x->decision) {
 				passed++;
 				if (opts->explain) {
-					printf("%s: ok: expect %s %s\n", loc_string(loc, sizeof(loc), x->loc),
+					printf("%s: ok: expect %s %s\n", zsp_loc_string(loc, sizeof(loc), x->loc),
 					       zsp_decision_name(x->decision), request_text(a, &x->req));
 				}
 			} else {
 				failed++;
-				printf("%s: FAIL: expect %s %s\n", loc_string(loc, sizeof(loc), x->loc),
+				printf("%s: FAIL: expect %s %s\n", zsp_loc_string(loc, sizeof(loc), x->loc),
 				       zsp_decision_name(x->decision), request_text(a, &x->req));
 				printf("  expected: %s\n  actual:   %s\n", zsp_decision_name(x->decision),
 				       zsp_decision_name(v.decision));

@@ -40,12 +40,68 @@ static void test_compile_and_emit(void)
 	zsp_compiler_free(c);
 }
 
+/* What an agent host does: compile once, then ask a session before each tool call. */
+static void test_session(void)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	const char *text =
+		"zsp 1;\n"
+		"policy \"w\" {\n"
+		"  fs { read \"/\"; write \"${WORKSPACE}\"; deny \"~/.ssh\"; }\n"
+		"  tool \"terminal\" { default ask; allow /^cargo\\s+test\\b/; deny /^git\\s+push\\b/; }\n"
+		"}\n";
+	zsp_policy_set *set = NULL;
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "WORKSPACE", "/home/u/p"), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "HOME", "/home/u"), ZSP_OK);
+	CU_ASSERT_EQUAL_FATAL(zsp_compile_buffer(c, "w.zsp", text, strlen(text), &set), ZSP_OK);
+	zsp_session *s = NULL;
+	CU_ASSERT_EQUAL(zsp_session_new(set, "nope", NULL, NULL, &s), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_session_new(set, NULL, "relative", NULL, &s), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL_FATAL(zsp_session_new(set, NULL, "/home/u/p", "/home/u", &s), ZSP_OK);
+	static const struct {
+		const char *request;
+		int answer;
+	} cases[] = {
+		{ "terminal \"cargo test --all\"", ZSP_ANSWER_ALLOW },
+		{ "terminal \"git push origin main\"", ZSP_ANSWER_DENY },
+		{ "terminal \"make\"", ZSP_ANSWER_ASK },
+		{ "terminal \"sudo rm -rf /\"", ZSP_ANSWER_DENY },
+		{ "terminal \"cargo test $(id)\"", ZSP_ANSWER_DENY },
+		{ "write \"src/main.rs\"", ZSP_ANSWER_ALLOW },
+		{ "write \"/etc/passwd\"", ZSP_ANSWER_DENY },
+		{ "read \"~/.ssh/id_ed25519\"", ZSP_ANSWER_DENY },
+		{ "connect \"example.com:443\"", ZSP_ANSWER_DENY },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int answer = -1;
+		char *json = NULL;
+		CU_ASSERT_EQUAL(zsp_session_decide(s, cases[i].request, 1, &answer, &json), ZSP_OK);
+		CU_ASSERT_EQUAL(answer, cases[i].answer);
+		CU_ASSERT_PTR_NOT_NULL(json);
+		CU_ASSERT(json && json[0] == '{' && strstr(json, "\"trace\":["));
+		free(json);
+	}
+	int answer = -1;
+	char *json = NULL;
+	CU_ASSERT_EQUAL(zsp_session_decide(s, "terminal ls", 0, &answer, &json), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(answer, -1);
+	CU_ASSERT(json && strstr(json, "\"decision\":\"error\""));
+	free(json);
+	CU_ASSERT_EQUAL(zsp_session_decide(s, "terminal \"ls\"", 0, &answer, NULL), ZSP_OK);
+	CU_ASSERT_EQUAL(answer, ZSP_ANSWER_ASK);
+	zsp_session_free(s);
+	zsp_policy_set_free(set);
+	zsp_compiler_free(c);
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 2;
 	CU_pSuite s = CU_add_suite("embed", NULL, NULL);
-	if (!s || !CU_add_test(s, "compile and emit", test_compile_and_emit)) {
+	if (!s || !CU_add_test(s, "compile and emit", test_compile_and_emit) ||
+	    !CU_add_test(s, "session", test_session)) {
 		CU_cleanup_registry();
 		return 2;
 	}

@@ -1,0 +1,91 @@
+/* verdict_json.c: a decision as one line of JSON, the form --format json, --batch and the
+ * session API share (doc/oracle.md lists the keys). */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+#include "oracle.h"
+
+void zsp_json_string(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+const char *zsp_loc_string(char *buf, size_t size, zsp_loc loc)
+{
+	if (!loc.src)
+		return NULL;
+	unsigned line, col;
+	zsp_source_position(loc.src, loc.begin, &line, &col);
+	snprintf(buf, size, "%s:%u:%u", loc.src->path, line, col);
+	return buf;
+}
+
+int zsp_decision_exit(zsp_decision d)
+{
+	return d == ZSP_ALLOW ? 0 : d == ZSP_ASK ? 2 : 1;
+}
+
+void zsp_verdict_json(FILE *f, const char *policy, const zsp_ir_request *req, const zsp_verdict *v,
+		      bool explain)
+{
+	char loc[PATH_MAX + 64];
+	fputs("{\"decision\":", f);
+	zsp_json_string(f, zsp_decision_name(v->decision));
+	fprintf(f, ",\"exit\":%d,\"reason\":", zsp_decision_exit(v->decision));
+	zsp_json_string(f, v->reason);
+	fputs(",\"detail\":", f);
+	zsp_json_string(f, v->detail);
+	fputs(",\"rule\":", f);
+	zsp_json_string(f, v->rule);
+	fputs(",\"loc\":", f);
+	zsp_json_string(f, zsp_loc_string(loc, sizeof(loc), v->loc));
+	fputs(",\"policy\":", f);
+	zsp_json_string(f, policy);
+	fputs(",\"request\":{\"kind\":", f);
+	zsp_json_string(f, req->kind);
+	fputs(",\"args\":[", f);
+	for (size_t i = 0; i < req->nargs; i++) {
+		if (i)
+			fputc(',', f);
+		zsp_json_string(f, req->args[i]);
+	}
+	fputs("]},\"subcommands\":[", f);
+	for (size_t i = 0; i < v->nsub; i++) {
+		if (i)
+			fputc(',', f);
+		zsp_json_string(f, v->subcommands[i]);
+	}
+	fputc(']', f);
+	if (explain) {
+		fputs(",\"trace\":[", f);
+		for (size_t i = 0; i < v->ntrace; i++) {
+			if (i)
+				fputc(',', f);
+			zsp_json_string(f, v->trace[i]);
+		}
+		fputc(']', f);
+	}
+	fputs("}\n", f);
+}
+
