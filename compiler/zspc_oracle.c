@@ -454,16 +454,18 @@ int zspc_import(const struct zspc_opts *opts, const char *file)
 	int rc = ZSP_OK;
 	while (buf) {
 		if (len == cap) {
-			if (cap >= (16u << 20)) {
+			/* room for one byte past the limit tells "exactly 16 MiB" from "more" */
+			if (cap > (16u << 20)) {
 				fprintf(stderr, "zspc: `%s` is larger than 16 MiB\n", file);
 				rc = ZSP_ENOINPUT;
 				break;
 			}
-			char *nb = realloc(buf, cap * 2);
+			size_t ncap = cap * 2 > (16u << 20) ? (16u << 20) + 1 : cap * 2;
+			char *nb = realloc(buf, ncap);
 			if (!nb)
 				break;
 			buf = nb;
-			cap *= 2;
+			cap = ncap;
 		}
 		size_t r = fread(buf + len, 1, cap - len, f);
 		len += r;

@@ -111,5 +111,53 @@ if [ -w /dev/full ]; then
 	expect 74 "stdout is full" -- sh -c '"$1" --emit ir "$2" >/dev/full' sh "$ZSPC" "$good"
 fi
 
+# --query: the decision is the exit status (allow 0, deny 1, ask 2; 3 = no decision)
+expect 0 "--query allow" -- "$ZSPC" --query 'terminal "cargo test --workspace"' "$good"
+check "--query prints the decision" 'grep -qx allow "$tmp/out"'
+expect 1 "--query deny" -- "$ZSPC" --query 'terminal "rm -rf /"' "$good"
+check "deny on stdout" 'grep -qx deny "$tmp/out"'
+expect 2 "--query ask" -- "$ZSPC" --query 'terminal "make install"' "$good"
+expect 3 "--query with a malformed request" -- "$ZSPC" --query 'terminal ls' "$good"
+check "says what is wrong with the request" 'grep -q "bad request" "$tmp/err" && [ ! -s "$tmp/out" ]'
+expect 3 "--query on a policy with errors" -- "$ZSPC" --query 'terminal "ls"' "$tmp/bad.zsp"
+expect 1 "--explain" -- "$ZSPC" --query 'terminal "sudo rm -rf /tmp/../.."' --explain "$good"
+check "--explain names the built-in rule" 'grep -q "built-in rule rm-root" "$tmp/out" && grep -q "^  decision: deny (reason: builtin)" "$tmp/out"'
+expect 1 "--format json" -- "$ZSPC" --query 'read "~/.ssh/id_rsa"' -D HOME=/home/u --format json "$good"
+want_head='{"decision":"deny","exit":1,"reason":"fs-rule",'
+want_rule='"rule":"deny \"/home/u/.ssh\""'
+check "one JSON object with the reason and the rule" 'grep -qF "$want_head" "$tmp/out" && grep -qF "$want_rule" "$tmp/out" && [ "$(wc -l <"$tmp/out")" -eq 1 ]'
+printf 'zsp 1;\npolicy "a" {}\npolicy "b" { default allow; }\n' >"$tmp/two.zsp"
+expect 64 "--query needs --policy with two policies" -- "$ZSPC" --query 'mcp:s:t' "$tmp/two.zsp"
+expect 0 "--policy chooses" -- "$ZSPC" --query 'mcp:s:t' --policy b "$tmp/two.zsp"
+expect 64 "--policy naming nothing" -- "$ZSPC" --query 'mcp:s:t' --policy c "$tmp/two.zsp"
+expect 64 "--explain without a question" -- "$ZSPC" --check --explain "$good"
+
+# --batch: a JSON line per request, malformed lines answered and skipped over
+printf '# a comment\nterminal "ls -la"\n\nterminal oops\nconnect "example.com:443"\n' >"$tmp/requests"
+expect 0 "--batch FILE" -- "$ZSPC" --batch "$tmp/requests" "$good"
+check "three answers, in order" '[ "$(wc -l <"$tmp/out")" -eq 3 ] && sed -n 1p "$tmp/out" | grep -q "\"decision\":\"allow\"" && sed -n 2p "$tmp/out" | grep -q "\"decision\":\"error\"" && sed -n 3p "$tmp/out" | grep -q "\"reason\":\"net-none\""'
+expect 0 "--batch from stdin" -- sh -c 'printf "syscall \"ptrace\"\n" | "$1" --batch - "$2"' sh "$ZSPC" "$good"
+check "stdin answered" 'grep -q "\"reason\":\"syscall-rule\"" "$tmp/out"'
+expect 66 "--batch of a missing file" -- "$ZSPC" --batch "$tmp/none" "$good"
+
+# --test: the examples pass; a wrong expectation fails with its explanation
+expect 0 "--test examples/workspace.zsp" -- "$ZSPC" --test "$good"
+check "--test ends with the count line" 'tail -n 1 "$tmp/out" | grep -qE "^[1-9][0-9]* passed, 0 failed$"'
+printf 'zsp 1;\npolicy "p" { fs { read "/"; } }\ntest "p" {\n  expect allow read "/etc/hosts";\n  expect allow write "/etc/hosts";\n}\n' >"$tmp/t.zsp"
+expect 1 "--test with a failing expectation" -- "$ZSPC" --test "$tmp/t.zsp"
+check "the failure names the line, expected and actual" 'grep -q "t.zsp:5:3: FAIL: expect allow write \"/etc/hosts\"" "$tmp/out" && grep -q "actual:   deny" "$tmp/out" && tail -n 1 "$tmp/out" | grep -qx "1 passed, 1 failed"'
+expect 0 "--coverage" -- "$ZSPC" --test --coverage "$good"
+check "coverage lists unexercised rules" 'grep -q "not exercised" "$tmp/out" && grep -q "^coverage: [0-9]* of [0-9]* rules exercised" "$tmp/out"'
+expect 1 "--coverage-min above the coverage" -- "$ZSPC" --test --coverage-min 100 "$good"
+expect 64 "--coverage-min out of range" -- "$ZSPC" --test --coverage-min 101 "$good"
+
+# --import zed
+printf '{ "agent": { "tool_permissions": { "default": "confirm", "tools": { "terminal": { "always_allow": [ { "pattern": "^ls\\\\b" } ] } } } } }\n' >"$tmp/zed.json"
+expect 0 "--import zed" -- "$ZSPC" --import zed -o "$tmp/zed.zsp" "$tmp/zed.json"
+expect 0 "the imported policy compiles" -- "$ZSPC" --check "$tmp/zed.zsp"
+expect 0 "and decides like Zed" -- "$ZSPC" --query 'terminal "ls -la"' "$tmp/zed.zsp"
+expect 2 "and asks by default" -- "$ZSPC" --query 'terminal "make"' "$tmp/zed.zsp"
+expect 64 "--import of an unknown format" -- "$ZSPC" --import vscode "$tmp/zed.json"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
