@@ -29,6 +29,10 @@ struct zsp_oracle {
 	size_t nhits;
 	size_t tool_base;       /* index of the first tool rule in hits */
 	size_t *tool_first;     /* per tool: index of its first rule in hits */
+	/* Per fs and tool rule, numbered as hits: the rule as written and its location, formatted
+	 * once here because every decision quotes the rules it used. */
+	zsp_arena *texts;
+	const char **rule_texts, **rule_locs;
 };
 
 /* ---- verdict helpers -------------------------------------------------------------------- */
@@ -84,6 +88,40 @@ static const char *rule_text(zsp_arena *a, const zsp_ir_tool_rule *r)
 				r->case_sensitive ? "c" : "");
 }
 
+static const char *fs_rule_text(zsp_arena *a, const zsp_ir_fs_rule *r)
+{
+	if (r->protect)
+		return zsp_arena_printf(a, "protect \"%s\" under \"%s\"", r->protect, r->root);
+	return zsp_arena_printf(a, "%s \"%s\"", zsp_access_name(r->access), r->path);
+}
+
+/* Formats every fs and tool rule once. Hosts' rules are rare in decisions: not cached. */
+static bool cache_rule_texts(zsp_oracle *o)
+{
+	const zsp_ir_policy *p = o->p;
+	o->texts = zsp_arena_new();
+	o->rule_texts = calloc(o->nhits + 1, sizeof(*o->rule_texts));
+	o->rule_locs = calloc(o->nhits + 1, sizeof(*o->rule_locs));
+	if (!o->texts || !o->rule_texts || !o->rule_locs)
+		return false;
+	for (size_t i = 0; i < p->nfs; i++) {
+		o->rule_texts[i] = fs_rule_text(o->texts, &p->fs[i]);
+		o->rule_locs[i] = loc_text(o->texts, p->fs[i].loc);
+		if (!o->rule_texts[i] || !o->rule_locs[i])
+			return false;
+	}
+	for (size_t i = 0; i < p->ntools; i++) {
+		for (size_t j = 0; j < p->tools[i].nrules; j++) {
+			size_t k = o->tool_first[i] + j;
+			o->rule_texts[k] = rule_text(o->texts, &p->tools[i].rules[j]);
+			o->rule_locs[k] = loc_text(o->texts, p->tools[i].rules[j].loc);
+			if (!o->rule_texts[k] || !o->rule_locs[k])
+				return false;
+		}
+	}
+	return true;
+}
+
 /* ---- setup ------------------------------------------------------------------------------ */
 
 zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
@@ -126,6 +164,10 @@ zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
 			}
 		}
 	}
+	if (!cache_rule_texts(o)) {
+		zsp_oracle_free(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -145,6 +187,9 @@ void zsp_oracle_free(zsp_oracle *o)
 	free(o->re);
 	free(o->hits);
 	free(o->tool_first);
+	free(o->rule_texts);
+	free(o->rule_locs);
+	zsp_arena_free(o->texts);
 	free(o);
 }
 
@@ -255,7 +300,7 @@ static long glob_depth(const char *pattern, const char *path, char *scratch)
 		if (zsp_glob_match(pattern, scratch))
 			best = depth;
 	}
-	if (zsp_glob_match(pattern, "/") && best < 0 && strcmp(path, "/") == 0)
+	if (best < 0 && strcmp(path, "/") == 0 && zsp_glob_match(pattern, "/"))
 		best = 0;
 	return best;
 }
@@ -322,9 +367,8 @@ static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *
 		}
 		o->hits[idx]++;
 		bool ok = access_allows(r->access, want);
-		const char *text = r->protect ? zsp_arena_printf(a, "protect \"%s\" under \"%s\"", r->protect, r->root)
-					      : zsp_arena_printf(a, "%s \"%s\"", zsp_access_name(r->access), r->path);
-		if (trace(a, v, "%s: %s: %s (%s) %s %s", as, paths[i], text, loc_text(a, r->loc),
+		const char *text = zsp_arena_strdup(a, o->rule_texts[idx]);
+		if (trace(a, v, "%s: %s: %s (%s) %s %s", as, paths[i], text, o->rule_locs[idx],
 			  ok ? "allows" : "refuses", want))
 			return -1;
 		if (v->decision == ZSP_ALLOW || !ok) {
@@ -485,16 +529,17 @@ static int first_match(zsp_oracle *o, zsp_arena *a, size_t ti, zsp_decision whic
 		int m = rule_matches(o, ti, ri, texts, ntexts);
 		if (m == 0)
 			continue;
-		o->hits[o->tool_first[ti] + ri]++;
-		v->rule = rule_text(a, &t->rules[ri]);
+		size_t k = o->tool_first[ti] + ri;
+		o->hits[k]++;
+		v->rule = zsp_arena_strdup(a, o->rule_texts[k]);
 		v->loc = t->rules[ri].loc;
 		if (m < 0) {
 			decide(v, ZSP_DENY, "regex-limit", "the regex needed more work than the match limit allows");
 			return trace(a, v, "%s (%s): match limit reached: denied (fail closed)", v->rule,
-				     loc_text(a, v->loc)) ? -1 : 1;
+				     o->rule_locs[k]) ? -1 : 1;
 		}
 		decide(v, which, "rule", NULL);
-		return trace(a, v, "%s (%s) matches", v->rule, loc_text(a, v->loc)) ? -1 : 1;
+		return trace(a, v, "%s (%s) matches", v->rule, o->rule_locs[k]) ? -1 : 1;
 	}
 	return 0;
 }
@@ -506,7 +551,7 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 	const zsp_ir_tool *t = &o->p->tools[ti];
 	if (ntexts == 0)
 		return 0;
-	const zsp_ir_tool_rule *last = NULL;
+	size_t last = 0;
 	for (size_t k = 0; k < ntexts; k++) {
 		bool found = false;
 		for (size_t ri = 0; ri < t->nrules && !found; ri++) {
@@ -514,17 +559,17 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 				continue;
 			int m = rule_matches(o, ti, ri, &texts[k], 1);
 			if (m < 0) {
-				v->rule = rule_text(a, &t->rules[ri]);
+				v->rule = zsp_arena_strdup(a, o->rule_texts[o->tool_first[ti] + ri]);
 				v->loc = t->rules[ri].loc;
 				decide(v, ZSP_DENY, "regex-limit", "the regex needed more work than the match limit allows");
 				return trace(a, v, "%s: match limit reached: denied (fail closed)", v->rule) ? -1 : 1;
 			}
 			if (m) {
 				found = true;
-				last = &t->rules[ri];
+				last = ri;
 				o->hits[o->tool_first[ti] + ri]++;
-				if (trace(a, v, "`%s` is allowed by %s (%s)", texts[k], rule_text(a, last),
-					  loc_text(a, last->loc)))
+				if (trace(a, v, "`%s` is allowed by %s (%s)", texts[k],
+					  o->rule_texts[o->tool_first[ti] + ri], o->rule_locs[o->tool_first[ti] + ri]))
 					return -1;
 			}
 		}
@@ -532,8 +577,8 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 			return trace(a, v, "`%s` matches no allow rule", texts[k]) ? -1 : 0;
 	}
 	decide(v, ZSP_ALLOW, "rule", NULL);
-	v->rule = rule_text(a, last);
-	v->loc = last->loc;
+	v->rule = zsp_arena_strdup(a, o->rule_texts[o->tool_first[ti] + last]);
+	v->loc = t->rules[last].loc;
 	return 1;
 }
 
@@ -612,7 +657,9 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	texts[0] = cmd;
 	for (size_t i = 0; i < sh.ncmds; i++)
 		texts[i + 1] = sh.cmds[i].text;
-	return decide_texts(o, a, t, ti, texts, sh.ncmds + 1, texts + 1, sh.ncmds, v);
+	/* a simple command's one entry is often the command itself: search that text once */
+	size_t same = sh.ncmds == 1 && strcmp(cmd, texts[1]) == 0;
+	return decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, v);
 }
 
 static bool sensitive_path(const char *path)
