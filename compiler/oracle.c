@@ -249,34 +249,60 @@ static char *concrete_path(zsp_arena *a, const zsp_oracle_env *env, const char *
 	return out;
 }
 
-/* The path with symlinks resolved as far as it exists; the missing tail appended. NULL when
- * nothing could be resolved (then only the lexical path is judged). */
+/* The path with symlinks resolved as far as it exists; the missing tail appended. A dangling
+ * symlink on the way is followed to its target (writing through it creates the target), at
+ * most 40 links as the kernel does. NULL when nothing could be resolved (then only the lexical
+ * path is judged). */
 static char *resolved_path(zsp_arena *a, const char *path)
 {
-	size_t len = strlen(path);
-	char *prefix = zsp_arena_strdup(a, path);
-	if (!prefix)
-		return NULL;
-	size_t cut = len;
-	for (;;) {
-		char *real = realpath(prefix, NULL);
-		if (real) {
-			const char *tail = path + cut;
-			char *out = zsp_arena_printf(a, "%s%s%s", strcmp(real, "/") == 0 && *tail ? "" : real,
-						     *tail && tail[0] != '/' ? "/" : "", tail);
-			free(real);
-			return out;
-		}
-		if (errno != ENOENT && errno != ENOTDIR)
+	char *cur = zsp_arena_strdup(a, path);
+	for (unsigned hops = 0; cur && hops <= 40; hops++) {
+		size_t len = strlen(cur);
+		char *prefix = zsp_arena_strdup(a, cur);
+		char *next = NULL;
+		if (!prefix)
 			return NULL;
-		/* drop the last component and try its parent */
-		while (cut > 0 && prefix[cut - 1] != '/')
+		size_t cut = len;
+		for (;;) {
+			struct stat st;
+			char *real = realpath(prefix, NULL);
+			if (real) {
+				const char *tail = cur + cut;
+				char *out = zsp_arena_printf(a, "%s%s%s",
+							     strcmp(real, "/") == 0 && *tail ? "" : real,
+							     *tail && tail[0] != '/' ? "/" : "", tail);
+				free(real);
+				return out;
+			}
+			if (errno != ENOENT && errno != ENOTDIR)
+				return NULL;
+			if (lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
+				/* a dangling link: continue from its target */
+				char target[PATH_MAX + 1];
+				ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+				if (n <= 0)
+					return NULL;
+				target[n] = '\0';
+				if (target[0] == '/') {
+					next = zsp_arena_printf(a, "%s%s", target, cur + cut);
+				} else {
+					char *slash = strrchr(prefix, '/');
+					next = zsp_arena_printf(a, "%.*s/%s%s", (int)(slash - prefix), prefix,
+								target, cur + cut);
+				}
+				break;
+			}
+			/* drop the last component and try its parent */
+			while (cut > 0 && prefix[cut - 1] != '/')
+				cut--;
+			if (cut <= 1)
+				return NULL;
 			cut--;
-		if (cut <= 1)
-			return NULL;
-		cut--;
-		prefix[cut] = '\0';
+			prefix[cut] = '\0';
+		}
+		cur = next;
 	}
+	return NULL;
 }
 
 static bool under(const char *root, const char *path)
@@ -413,7 +439,21 @@ static int decide_connect(zsp_oracle *o, zsp_arena *a, const char *arg, zsp_verd
 	char *host = zsp_arena_strndup(a, arg, (size_t)(colon - arg));
 	if (!host)
 		return -1;
-	unsigned port = (unsigned)strtoul(colon + 1, NULL, 10);
+	/* fail closed on what no rule could name: a port outside 1-65535 or not a number, a host
+	 * with spaces, `*`, `/`, or an unbracketed IPv6 address */
+	const char *ps = colon + 1;
+	size_t plen = strspn(ps, "0123456789"), hlen = strlen(host);
+	unsigned port = plen && plen <= 5 && !ps[plen] ? (unsigned)strtoul(ps, NULL, 10) : 0;
+	bool bracketed = host[0] == '[' && hlen > 2 && host[hlen - 1] == ']' &&
+			 strspn(host + 1, "0123456789abcdefABCDEF:.") == hlen - 2;
+	if (port < 1 || port > 65535 || hlen == 0 ||
+	    (!bracketed && strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != hlen)) {
+		decide(v, ZSP_DENY, "bad-request", "expected HOST:PORT with a port from 1 to 65535");
+		return trace(a, v, "net: `%s` is not HOST:PORT: denied", arg);
+	}
+	/* `example.com.` is `example.com`: the trailing dot must not slip past a deny rule */
+	if (!bracketed && hlen > 1 && host[hlen - 1] == '.')
+		host[hlen - 1] = '\0';
 	if (p->net_mode == ZSP_NET_NONE) {
 		decide(v, ZSP_DENY, "net-none", "the policy has no network (`mode none`)");
 		return trace(a, v, "net: mode none: every connection is refused");
@@ -544,20 +584,29 @@ static int first_match(zsp_oracle *o, zsp_arena *a, size_t ti, zsp_decision whic
 	return 0;
 }
 
-/* Allow needs every text matched by some allow rule. Returns 1 decided, 0 not, -1 oom. */
+/* Allow needs every entry matched by some allow rule. An entry is a group of `per` spellings
+ * of one thing (NULL ones skipped): a rule matching any spelling of the group covers it.
+ * Returns 1 decided, 0 not, -1 oom. */
 static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const *texts,
-		       size_t ntexts, zsp_verdict *v)
+		       size_t nentries, size_t per, zsp_verdict *v)
 {
 	const zsp_ir_tool *t = &o->p->tools[ti];
-	if (ntexts == 0)
+	if (nentries == 0)
 		return 0;
 	size_t last = 0;
-	for (size_t k = 0; k < ntexts; k++) {
+	bool any = false;
+	for (size_t k = 0; k < nentries; k++) {
+		const char *const *group = &texts[k * per];
+		const char *shown = NULL;
+		for (size_t j = 0; j < per && !shown; j++)
+			shown = group[j];
+		if (!shown)
+			continue;
 		bool found = false;
 		for (size_t ri = 0; ri < t->nrules && !found; ri++) {
 			if (t->rules[ri].decision != ZSP_ALLOW)
 				continue;
-			int m = rule_matches(o, ti, ri, &texts[k], 1);
+			int m = rule_matches(o, ti, ri, group, per);
 			if (m < 0) {
 				v->rule = zsp_arena_strdup(a, o->rule_texts[o->tool_first[ti] + ri]);
 				v->loc = t->rules[ri].loc;
@@ -565,17 +614,19 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 				return trace(a, v, "%s: match limit reached: denied (fail closed)", v->rule) ? -1 : 1;
 			}
 			if (m) {
-				found = true;
+				found = any = true;
 				last = ri;
 				o->hits[o->tool_first[ti] + ri]++;
-				if (trace(a, v, "`%s` is allowed by %s (%s)", texts[k],
+				if (trace(a, v, "`%s` is allowed by %s (%s)", shown,
 					  o->rule_texts[o->tool_first[ti] + ri], o->rule_locs[o->tool_first[ti] + ri]))
 					return -1;
 			}
 		}
 		if (!found)
-			return trace(a, v, "`%s` matches no allow rule", texts[k]) ? -1 : 0;
+			return trace(a, v, "`%s` matches no allow rule", shown) ? -1 : 0;
 	}
+	if (!any)
+		return 0;
 	decide(v, ZSP_ALLOW, "rule", NULL);
 	v->rule = zsp_arena_strdup(a, o->rule_texts[o->tool_first[ti] + last]);
 	v->loc = t->rules[last].loc;
@@ -596,7 +647,7 @@ static bool allows_everything(const zsp_oracle *o, const zsp_ir_tool *t)
 
 static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_t ti,
 			const char *const *texts, size_t ntexts, const char *const *entries,
-			size_t nentries, zsp_verdict *v)
+			size_t nentries, size_t per, zsp_verdict *v)
 {
 	int r;
 	if (!t) {
@@ -607,7 +658,7 @@ static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_
 		return r < 0 ? -1 : 0;
 	if ((r = first_match(o, a, ti, ZSP_ASK, texts, ntexts, v)) != 0)
 		return r < 0 ? -1 : 0;
-	if ((r = all_allowed(o, a, ti, entries, nentries, v)) != 0)
+	if ((r = all_allowed(o, a, ti, entries, nentries, per, v)) != 0)
 		return r < 0 ? -1 : 0;
 	fall_to_default(a, o, t, v);
 	return trace(a, v, "no rule decides: %s is `%s`", v->detail, zsp_decision_name(v->decision));
@@ -659,7 +710,7 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		texts[i + 1] = sh.cmds[i].text;
 	/* a simple command's one entry is often the command itself: search that text once */
 	size_t same = sh.ncmds == 1 && strcmp(cmd, texts[1]) == 0;
-	return decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, v);
+	return decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, 1, v);
 }
 
 static bool sensitive_path(const char *path)
@@ -676,50 +727,64 @@ static bool sensitive_path(const char *path)
 	return false;
 }
 
+/* path relative to root (NULL when it is not strictly below root) */
+static const char *relative_to(const char *root, const char *path)
+{
+	if (!root || !under(root, path) || strcmp(root, path) == 0)
+		return NULL;
+	return path + strlen(root) + (strcmp(root, "/") != 0);
+}
+
 static int decide_one_path(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_t ti,
 			   const char *arg, zsp_verdict *v)
 {
 	const zsp_oracle_env *env = o->env;
+	const char *ws = env->workspace, *ws_real = NULL;
 	char *abs = concrete_path(a, env, arg);
 	if (!abs)
 		return -1;
 	char *res = env->resolve_symlinks ? resolved_path(a, abs) : NULL;
-	const char *rel = NULL;
-	if (env->workspace && under(env->workspace, abs) && strcmp(abs, env->workspace) != 0)
-		rel = abs + strlen(env->workspace) + (strcmp(env->workspace, "/") != 0);
-	const char *texts[4] = { arg, abs, rel, res && strcmp(res, abs) ? res : NULL };
-	size_t ntexts = 4;
-	if (trace(a, v, "path `%s`: absolute %s%s%s", arg, abs, texts[3] ? ", resolved " : "",
-		  texts[3] ? texts[3] : ""))
-		return -1;
-	/* each spelling is judged; the strictest answer stands */
-	zsp_verdict best = *v;
-	best.decision = ZSP_DECISION_NONE;
-	for (size_t k = 0; k < ntexts; k++) {
-		if (!texts[k])
-			continue;
-		zsp_verdict one = *v;
-		if (decide_texts(o, a, t, ti, &texts[k], 1, &texts[k], 1, &one))
-			return -1;
-		if (rank(one.decision) > rank(best.decision))
-			best = one;
-		v->trace = one.trace;
-		v->ntrace = one.ntrace;
-		v->trace_cap = one.trace_cap;
+	if (res && strcmp(res, abs) == 0)
+		res = NULL;
+	if (ws && env->resolve_symlinks) {
+		/* the workspace itself may be reached through a symlink */
+		char *r = resolved_path(a, ws);
+		if (r && strcmp(r, ws) != 0)
+			ws_real = r;
 	}
-	best.trace = v->trace;
-	best.ntrace = v->ntrace;
-	best.trace_cap = v->trace_cap;
-	*v = best;
+	const char *rel = relative_to(ws, abs);
+	const char *rel_res = res ? relative_to(ws, res) : NULL, *res_alias = NULL;
+	if (res && !rel_res && (rel_res = relative_to(ws_real, res)) != NULL) {
+		/* below the workspace's real place: also spelt under the workspace's name */
+		res_alias = zsp_arena_printf(a, "%s/%s", strcmp(ws, "/") ? ws : "", rel_res);
+		if (!res_alias)
+			return -1;
+	}
+	/* Deny and ask rules match any spelling: as given, absolute, relative to the workspace,
+	 * and the same with symlinks resolved (also under the workspace's name when the
+	 * workspace is itself a symlink). Allow rules must cover the path that is reached: its
+	 * absolute or workspace-relative form, and the resolved one when it differs. The raw
+	 * spelling alone cannot allow (`src/../../etc/x` is not below `src`), and a spelling no
+	 * rule names does not pull an allowed path down to the default. */
+	const char *texts[7] = { arg, abs, rel, NULL, res, rel_res, res_alias };
+	if (trace(a, v, "path `%s`: absolute %s%s%s", arg, abs, res ? ", resolved " : "", res ? res : ""))
+		return -1;
+	if (!t) {
+		fall_to_default(a, o, NULL, v);
+		if (trace(a, v, "no `tool` block for this tool: %s", v->detail))
+			return -1;
+	} else if (decide_texts(o, a, t, ti, texts, 7, texts + 1, res ? 2 : 1, 3, v)) {
+		return -1;
+	}
 	if (v->decision == ZSP_DENY)
 		return 0;
-	if (texts[3] && env->workspace && under(env->workspace, abs) && !under(env->workspace, texts[3])) {
+	if (res && ws && (under(ws, abs) || under(ws_real, abs)) && !under(ws, res) &&
+	    !under(ws_real, res)) {
 		decide(v, ZSP_ASK, "symlink-escape",
-		       zsp_arena_printf(a, "%s leads out of the workspace to %s", abs, texts[3]));
-		return trace(a, v, "symlink escape: %s resolves to %s, outside %s: ask", abs, texts[3],
-			     env->workspace);
+		       zsp_arena_printf(a, "%s leads out of the workspace to %s", abs, res));
+		return trace(a, v, "symlink escape: %s resolves to %s, outside %s: ask", abs, res, ws);
 	}
-	if (v->decision == ZSP_ALLOW && (sensitive_path(abs) || (texts[3] && sensitive_path(texts[3])))) {
+	if (v->decision == ZSP_ALLOW && (sensitive_path(abs) || (res && sensitive_path(res)))) {
 		decide(v, ZSP_ASK, "sensitive-path", zsp_arena_printf(a, "%s is agent configuration", abs));
 		return trace(a, v, "sensitive path (.zed, .agents/skills): allow becomes ask");
 	}
@@ -777,7 +842,7 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, zs
 		size_t ti = 0;
 		const zsp_ir_tool *t = find_tool(o->p, k, &ti);
 		const char *const *texts = req->args;
-		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, v);
+		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, 1, v);
 	}
 	if (rc == 0 && !v->detail && v->rule)
 		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));
