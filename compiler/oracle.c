@@ -41,6 +41,8 @@ static int trace(zsp_arena *a, zsp_verdict *v, const char *fmt, ...) __attribute
 static int trace(zsp_arena *a, zsp_verdict *v, const char *fmt, ...)
 {
 	char buf[1024];
+	if (!v->explain)
+		return 0; /* nobody will read it: formatting is a fifth of a decision */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -255,6 +257,10 @@ static char *concrete_path(zsp_arena *a, const zsp_oracle_env *env, const char *
  * path is judged). */
 static char *resolved_path(zsp_arena *a, const char *path)
 {
+	/* /proc/self and /proc/PID/... are magic links that name the asking process: resolving
+	 * them here would judge the oracle's own PID, not the sandboxed command's */
+	if (strncmp(path, "/proc/", 6) == 0 || strcmp(path, "/proc") == 0)
+		return NULL;
 	char *cur = zsp_arena_strdup(a, path);
 	for (unsigned hops = 0; cur && hops <= 40; hops++) {
 		size_t len = strlen(cur);
@@ -817,9 +823,11 @@ static int decide_path_tool(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *r
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
-int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, zsp_verdict *v)
+int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bool explain,
+		      zsp_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
+	v->explain = explain;
 	const char *k = req->kind;
 	int rc;
 	char err[256];

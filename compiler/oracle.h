@@ -25,6 +25,7 @@ typedef struct zsp_verdict {
 	size_t ntrace, trace_cap;
 	const char **subcommands;/* terminal: the entries judged */
 	size_t nsub;
+	bool explain;            /* trace wanted: set by zsp_oracle_decide */
 } zsp_verdict;
 
 typedef struct zsp_oracle zsp_oracle;
@@ -34,8 +35,10 @@ typedef struct zsp_oracle zsp_oracle;
 zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env);
 void zsp_oracle_free(zsp_oracle *o);
 
-/* Decides one request; the verdict's strings live in arena a. 0, or -1 on out-of-memory. */
-int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, zsp_verdict *v);
+/* Decides one request; the verdict's strings live in arena a. With explain, the verdict's
+ * trace lists the checks made (without, it stays empty: cheaper). 0, or -1 on out-of-memory. */
+int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bool explain,
+		      zsp_verdict *v);
 
 /* Coverage: how many decisions each rule took part in. Rules are numbered fs rules first,
  * then host rules, then tool rules in IR order; *n receives the count. */

@@ -14,6 +14,7 @@ struct zsp_session {
 	zsp_oracle_env env;
 	char *workspace, *home;
 	zsp_oracle *o;
+	zsp_arena *a;        /* reset for each decision */
 };
 
 void zsp_session_free(zsp_session *s)
@@ -21,6 +22,7 @@ void zsp_session_free(zsp_session *s)
 	if (!s)
 		return;
 	zsp_oracle_free(s->o);
+	zsp_arena_free(s->a);
 	free(s->workspace);
 	free(s->home);
 	free(s);
@@ -45,7 +47,8 @@ int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *w
 	s->env.home = s->home;
 	s->env.resolve_symlinks = true;
 	s->o = zsp_oracle_new(p, &s->env);
-	if (!s->o || (workspace && !s->workspace) || (home && !s->home)) {
+	s->a = zsp_arena_new();
+	if (!s->o || !s->a || (workspace && !s->workspace) || (home && !s->home)) {
 		zsp_session_free(s);
 		return ZSP_EINTERNAL;
 	}
@@ -56,7 +59,7 @@ int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *w
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json)
 {
-	zsp_arena *a = zsp_arena_new();
+	zsp_arena *a = s->a;
 	zsp_ir_request req;
 	zsp_verdict v;
 	char err[256];
@@ -65,13 +68,10 @@ int zsp_session_decide(zsp_session *s, const char *request, int explain, int *an
 	int rc = ZSP_OK;
 	if (json)
 		*json = NULL;
-	if (!a)
-		return ZSP_EINTERNAL;
+	zsp_arena_reset(a);
 	FILE *f = json ? open_memstream(&buf, &len) : NULL;
-	if (json && !f) {
-		zsp_arena_free(a);
+	if (json && !f)
 		return ZSP_EINTERNAL;
-	}
 	if (zsp_request_parse(a, request, &req, err, sizeof(err)) != 0) {
 		rc = ZSP_EUSAGE;
 		if (f) {
@@ -79,7 +79,7 @@ int zsp_session_decide(zsp_session *s, const char *request, int explain, int *an
 			zsp_json_string(f, err);
 			fputs("}\n", f);
 		}
-	} else if (zsp_oracle_decide(s->o, a, &req, &v) != 0) {
+	} else if (zsp_oracle_decide(s->o, a, &req, explain != 0, &v) != 0) {
 		rc = ZSP_EINTERNAL;
 	} else {
 		*answer = zsp_decision_exit(v.decision);
@@ -92,6 +92,5 @@ int zsp_session_decide(zsp_session *s, const char *request, int explain, int *an
 		*json = buf;
 	else
 		free(buf);
-	zsp_arena_free(a);
 	return rc;
 }

@@ -143,7 +143,7 @@ static int ask_one(zsp_oracle *o, const zsp_ir_policy *p, const struct zspc_opts
 		zsp_arena_free(a);
 		return rc;
 	}
-	if (zsp_oracle_decide(o, a, &req, &v) != 0) {
+	if (zsp_oracle_decide(o, a, &req, opts->explain, &v) != 0) {
 		zsp_arena_free(a);
 		fprintf(stderr, "zspc: out of memory\n");
 		return ZSP_EINTERNAL;
@@ -383,7 +383,7 @@ int zspc_test(const struct zspc_opts *opts, const char *file)
 			const zsp_ir_expect *x = &test->expects[i];
 			zsp_arena *a = zsp_arena_new();
 			zsp_verdict v;
-			if (!a || zsp_oracle_decide(o, a, &x->req, &v) != 0) {
+			if (!a || zsp_oracle_decide(o, a, &x->req, false, &v) != 0) {
 				zsp_arena_free(a);
 				rc = ZSP_EINTERNAL;
 				break;
@@ -394,6 +394,11 @@ int zspc_test(const struct zspc_opts *opts, const char *file)
 					printf("%s: ok: expect %s %s\n", zsp_loc_string(loc, sizeof(loc), x->loc),
 					       zsp_decision_name(x->decision), request_text(a, &x->req));
 				}
+			} else if (zsp_oracle_decide(o, a, &x->req, true, &v) != 0) {
+				/* decided again, with the explanation a failure is printed with */
+				zsp_arena_free(a);
+				rc = ZSP_EINTERNAL;
+				break;
 			} else {
 				failed++;
 				printf("%s: FAIL: expect %s %s\n", zsp_loc_string(loc, sizeof(loc), x->loc),

@@ -56,6 +56,26 @@ void zsp_arena_free(zsp_arena *a)
 	free(a);
 }
 
+void zsp_arena_reset(zsp_arena *a)
+{
+	struct block *keep = NULL;
+	for (struct block *b = a->head, *next; b; b = next) {
+		next = b->next;
+		if (!keep && b->size == ARENA_BLOCK) {
+			keep = b;
+			continue;
+		}
+		UNPOISON(b->data, b->size);
+		free(b);
+	}
+	if (keep) {
+		keep->next = NULL;
+		keep->used = 0;
+		POISON(keep->data, keep->size);
+	}
+	a->head = keep;
+}
+
 void *zsp_arena_alloc(zsp_arena *a, size_t size)
 {
 	if (size > SIZE_MAX - ARENA_ALIGN - sizeof(struct block))

@@ -9,6 +9,9 @@ typedef struct zsp_arena zsp_arena;
 
 zsp_arena *zsp_arena_new(void);
 void zsp_arena_free(zsp_arena *a);
+/* Forgets every allocation but keeps one block for reuse: a loop that needs a fresh arena per
+ * step (a decision per request) then allocates no memory in the steady state. */
+void zsp_arena_reset(zsp_arena *a);
 
 /* Zero-filled, aligned for any object. NULL on out-of-memory or size overflow. */
 void *zsp_arena_alloc(zsp_arena *a, size_t size);
