@@ -122,6 +122,8 @@ typedef struct zsp_ir_policy {
 	size_t nsyscalls;
 	zsp_ir_tool *tools;    /* sorted by name */
 	size_t ntools;
+	zsp_ir_env *sensitive; /* names (relative globs): path tools ask instead of allowing below them */
+	size_t nsensitive;
 } zsp_ir_policy;
 
 typedef struct zsp_ir_request {

@@ -306,6 +306,14 @@ static void policy(struct out *o, const zsp_ir_policy *p)
 		close_(o, '}');
 	}
 	close_(o, ']');
+	open_(o, "sensitive", '[');
+	for (size_t i = 0; i < p->nsensitive; i++) {
+		open_(o, NULL, '{');
+		kv_str(o, "name", p->sensitive[i].name);
+		kv_loc(o, "loc", p->sensitive[i].loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
 	close_(o, '}');
 }
 

@@ -38,6 +38,8 @@ struct raw {
 	size_t ntools, tools_cap;
 	size_t *tool_caps;         /* capacity of each tool's rule array */
 	size_t tool_caps_cap;
+	zsp_ir_env *sens;          /* `sensitive` names */
+	size_t nsens, sens_cap;
 };
 
 struct policy_state {
@@ -244,6 +246,7 @@ static bool merge_base(zsp_cc *cc, struct raw *dst, const struct raw *b)
 		if (b->limits[k].set)
 			dst->limits[k] = b->limits[k];
 	APPEND_ALL(cc, dst->sys, dst->nsys, dst->sys_cap, b->sys, b->nsys);
+	APPEND_ALL(cc, dst->sens, dst->nsens, dst->sens_cap, b->sens, b->nsens);
 	for (size_t i = 0; i < b->ntools; i++) {
 		const zsp_ir_tool *bt = &b->tools[i];
 		zsp_ir_tool *t = find_tool(dst, bt->name);
@@ -546,6 +549,32 @@ static bool inherited_use(const struct raw *r, const char *name)
 	return false;
 }
 
+/* `sensitive NAME;`: names (relative globs such as ".vscode" or "*.pem") below which a
+ * path tool's allow becomes ask, wherever they appear in a path. */
+static void lower_sensitive(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st)
+{
+	struct raw *r = &ps->raw;
+	for (const zsp_ast_str *s = st->args; s; s = s->next) {
+		zsp_path_error e = { 0 };
+		char *norm = zsp_path_normalize(cc->a, s->s, ZSP_PATH_ALLOW_RELATIVE, &e);
+		if (!norm) {
+			path_error(cc, s, &e);
+			continue;
+		}
+		if (norm[0] == '/' || norm[0] == '$' || strncmp(norm, "**", 2) == 0) {
+			zsp_diag_error(cc->diag, s->loc,
+				       "`sensitive` takes a name matched anywhere in a path, not `%s`", s->s);
+			zsp_diag_hint(cc->diag, "write `sensitive \".vscode\";`; it applies under every directory");
+			continue;
+		}
+		zsp_ir_env *e2 = ZSP_PUSH(cc, r->sens, r->nsens, r->sens_cap);
+		if (!e2)
+			return;
+		e2->name = norm;
+		e2->loc = s->loc;
+	}
+}
+
 static void lower_own(zsp_cc *cc, struct policy_state *ps)
 {
 	struct raw *r = &ps->raw;
@@ -635,6 +664,9 @@ static void lower_own(zsp_cc *cc, struct policy_state *ps)
 		}
 		case ZSP_ST_SYSCALLS:
 			lower_syscalls(cc, ps, st);
+			break;
+		case ZSP_ST_SENSITIVE:
+			lower_sensitive(cc, ps, st);
 			break;
 		case ZSP_ST_TOOL: {
 			for (const zsp_ast_stmt *o = pol->stmts; o != st; o = o->next) {
@@ -990,6 +1022,8 @@ static bool finish_policy(zsp_cc *cc, struct policy_state *ps, zsp_ir_policy *ou
 	out->nsyscalls = r->nsys;
 	out->tools = r->tools;
 	out->ntools = r->ntools;
+	out->sensitive = r->sens;
+	out->nsensitive = r->nsens;
 	if (out->ntools)
 		qsort(out->tools, out->ntools, sizeof(*out->tools), cmp_tool);
 	for (size_t i = 0; i < out->ntools; i++) {

@@ -719,18 +719,41 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	return decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, 1, v);
 }
 
-static bool sensitive_path(const char *path)
+/* Does name (a relative glob) match a run of whole components somewhere in path? */
+static bool names_part_of(const char *name, const char *path)
 {
-	static const char *const names[] = { "/.zed", "/.agents/skills" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const char *p = strstr(path, names[i]);
-		for (; p; p = strstr(p + 1, names[i])) {
-			char after = p[strlen(names[i])];
-			if (after == '\0' || after == '/')
+	char buf[PATH_MAX + 1];
+	size_t len = strlen(path);
+	if (len > PATH_MAX)
+		return true; /* too long to check: treat as sensitive (fail towards asking) */
+	for (size_t start = 0; start < len; start++) {
+		if (path[start] == '/')
+			continue;
+		if (start > 0 && path[start - 1] != '/')
+			continue;
+		for (size_t end = start + 1; end <= len; end++) {
+			if (end != len && path[end] != '/')
+				continue;
+			memcpy(buf, path + start, end - start);
+			buf[end - start] = '\0';
+			if (zsp_glob_match(name, buf))
 				return true;
 		}
 	}
 	return false;
+}
+
+/* Agent configuration: Zed's .zed and .agents/skills, and the policy's `sensitive` names. */
+static const char *sensitive_path(const zsp_ir_policy *p, const char *path)
+{
+	static const char *const builtin[] = { ".zed", ".agents/skills" };
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (names_part_of(builtin[i], path))
+			return builtin[i];
+	for (size_t i = 0; i < p->nsensitive; i++)
+		if (names_part_of(p->sensitive[i].name, path))
+			return p->sensitive[i].name;
+	return NULL;
 }
 
 /* path relative to root (NULL when it is not strictly below root) */
@@ -790,9 +813,13 @@ static int decide_one_path(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, si
 		       zsp_arena_printf(a, "%s leads out of the workspace to %s", abs, res));
 		return trace(a, v, "symlink escape: %s resolves to %s, outside %s: ask", abs, res, ws);
 	}
-	if (v->decision == ZSP_ALLOW && (sensitive_path(abs) || (res && sensitive_path(res)))) {
-		decide(v, ZSP_ASK, "sensitive-path", zsp_arena_printf(a, "%s is agent configuration", abs));
-		return trace(a, v, "sensitive path (.zed, .agents/skills): allow becomes ask");
+	const char *name = v->decision == ZSP_ALLOW ? sensitive_path(o->p, abs) : NULL;
+	if (!name && v->decision == ZSP_ALLOW && res)
+		name = sensitive_path(o->p, res);
+	if (name) {
+		decide(v, ZSP_ASK, "sensitive-path",
+		       zsp_arena_printf(a, "%s is under `%s`, which is sensitive", abs, name));
+		return trace(a, v, "sensitive name `%s`: allow becomes ask", name);
 	}
 	return 0;
 }

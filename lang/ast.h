@@ -37,6 +37,7 @@ typedef enum zsp_ast_kind {
 	ZSP_ST_LIMIT,        /* name, quantity */
 	ZSP_ST_SYSCALLS,     /* decision allow|deny, args, errno/kill */
 	ZSP_ST_TOOL,         /* args = tool name, body */
+	ZSP_ST_SENSITIVE,    /* args = names under which path tools ask instead of allowing */
 	ZSP_ST_TOOL_DEFAULT, /* decision */
 	ZSP_ST_TOOL_CASE,    /* op = 1 sensitive, 0 insensitive */
 	ZSP_ST_TOOL_RULE,    /* decision, matchers */

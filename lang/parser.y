@@ -244,6 +244,12 @@ pstmt
 	| T_FS '{' fsstmts '}' { $$ = $3; }
 	| T_NET '{' netstmts '}' { $$ = $3; }
 	| T_PROCESS '{' procstmts '}' { $$ = $3; }
+	| T_SENSITIVE strlist ';' {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_SENSITIVE, @$);
+		s->args = $2.head;
+		$$ = one(s);
+	}
 	| T_TOOL string '{' toolstmts '}' {
 		zsp_ast_stmt *s;
 		STMT(s, ZSP_ST_TOOL, zsp_span_of(@1, @2));
