@@ -121,7 +121,10 @@ int main(int argc, char **argv)
 		srcdir = argv[1];
 	if (!srcdir || !*srcdir)
 		srcdir = ".";
-	static const char *const subdirs[] = { "tests/fuzz/corpus", "tests/fuzz/crashers" };
+#ifndef ZSP_FUZZ_DIRS
+#define ZSP_FUZZ_DIRS "tests/fuzz/corpus", "tests/fuzz/crashers"
+#endif
+	static const char *const subdirs[] = { ZSP_FUZZ_DIRS };
 	int status = 0;
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		size_t len = strlen(srcdir) + strlen(subdirs[i]) + 2;

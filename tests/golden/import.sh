@@ -1,7 +1,7 @@
 #!/bin/sh
-# run.sh: the `zspc --import zed` golden suite. NAME.json must import to NAME.zsp (exit 0, stderr
-# empty), and that output must pass `zspc --check`; or fail with stderr NAME.err (exit 1, stdout
-# empty). Usage: run.sh [--bless].
+# import.sh: the `zspc --import zed` golden suite. In tests/golden/import/, NAME.json must
+# import to NAME.zsp (exit 0, stderr empty), and that output must pass `zspc --check`; or fail
+# with stderr NAME.err (exit 1, stdout empty). Usage: import.sh [--bless].
 
 bless=false
 case ${1-} in
@@ -10,7 +10,7 @@ case ${1-} in
 *) echo "usage: $0 [--bless]" >&2; exit 64 ;;
 esac
 
-: "${top_srcdir:=$(cd "$(dirname "$0")/../../.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${ZSPC:=$top_builddir/zspc}"
 case $ZSPC in

@@ -1,8 +1,9 @@
 #!/bin/sh
-# run.sh: an imported Zed policy decides what Zed decides. settings.json is imported with
-# `zspc --import zed`; every line of cases.txt (DECISION, REQUEST, why) is asked through
-# `zspc --batch` and must get Zed's decision. Ends with "zed-equivalence: N passed, N failed".
-: "${top_srcdir:=$(cd "$(dirname "$0")/../../../.." && pwd)}"
+# zed-equivalence.sh: an imported Zed policy decides what Zed decides.
+# tests/golden/import/equivalence/settings.json is imported with `zspc --import zed`; every line
+# of cases.txt there (DECISION, REQUEST, why) is asked through `zspc --batch` and must get
+# Zed's decision. Ends with "zed-equivalence: N passed, N failed".
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${ZSPC:=$top_builddir/zspc}"
 dir=$top_srcdir/tests/golden/import/equivalence
