@@ -33,6 +33,15 @@ struct zsp_oracle {
 	 * once here because every decision quotes the rules it used. */
 	zsp_arena *texts;
 	const char **rule_texts, **rule_locs;
+	struct fs_info *fs;     /* per fs rule: what matching needs, computed once */
+};
+
+/* Precomputed per fs rule so that a decision does not re-derive it for every request. */
+struct fs_info {
+	size_t depth;           /* components of a literal rule */
+	const char *name;       /* "**" + "/NAME" with a literal NAME: matches a component NAME */
+	char *lit;              /* a glob's literal leading directories: "/home" for a rule on
+				 * "/home" + a glob component + more */
 };
 
 /* ---- verdict helpers -------------------------------------------------------------------- */
@@ -124,6 +133,8 @@ static bool cache_rule_texts(zsp_oracle *o)
 	return true;
 }
 
+static bool fs_info_init(zsp_oracle *o);
+
 /* ---- setup ------------------------------------------------------------------------------ */
 
 zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
@@ -166,7 +177,7 @@ zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
 			}
 		}
 	}
-	if (!cache_rule_texts(o)) {
+	if (!cache_rule_texts(o) || !fs_info_init(o)) {
 		zsp_oracle_free(o);
 		return NULL;
 	}
@@ -189,6 +200,9 @@ void zsp_oracle_free(zsp_oracle *o)
 	free(o->re);
 	free(o->hits);
 	free(o->tool_first);
+	for (size_t i = 0; o->fs && i < o->p->nfs; i++)
+		free(o->fs[i].lit);
+	free(o->fs);
 	free(o->rule_texts);
 	free(o->rule_locs);
 	zsp_arena_free(o->texts);
@@ -339,22 +353,88 @@ static long glob_depth(const char *pattern, const char *path, char *scratch)
 
 /* The rule deciding a concrete absolute path: the most specific one covering it, ties going
  * deny > write > read. NULL when none covers it. */
+/* Depth of the deepest component of path equal to name, or -1. */
+static long name_depth(const char *name, const char *path)
+{
+	size_t n = strlen(name);
+	long best = -1, depth = 0;
+	for (const char *c = path; *c;) {
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		const char *e = strchr(c, '/');
+		size_t len = e ? (size_t)(e - c) : strlen(c);
+		depth++;
+		if (len == n && memcmp(c, name, n) == 0)
+			best = depth;
+		c += len;
+	}
+	return best;
+}
+
+static bool fs_info_init(zsp_oracle *o)
+{
+	const zsp_ir_policy *p = o->p;
+	o->fs = calloc(p->nfs + 1, sizeof(*o->fs));
+	if (!o->fs)
+		return false;
+	for (size_t i = 0; i < p->nfs; i++) {
+		const char *path = p->fs[i].path;
+		struct fs_info *f = &o->fs[i];
+		f->depth = zsp_path_depth(path);
+		if (!p->fs[i].glob)
+			continue;
+		if (strncmp(path, "**/", 3) == 0 && !strchr(path + 3, '/') && !zsp_glob_has_meta(path + 3) &&
+		    !strchr(path + 3, '\\')) {
+			f->name = path + 3;
+		} else if (path[0] == '/') {
+			/* the components before the first one with a glob character */
+			size_t cut = 1, end = 1;
+			while (path[end]) {
+				size_t next = end;
+				while (path[next] && path[next] != '/')
+					next++;
+				char *comp = strndup(path + end, next - end);
+				bool meta = !comp || zsp_glob_has_meta(comp) || strchr(comp, '\\');
+				free(comp);
+				if (meta)
+					break;
+				cut = next;
+				end = path[next] ? next + 1 : next;
+			}
+			if (!(f->lit = strndup(path, cut)))
+				return false;
+		}
+	}
+	return true;
+}
+
 static const zsp_ir_fs_rule *fs_rule_for(zsp_oracle *o, const char *path, size_t *index)
 {
 	const zsp_ir_policy *p = o->p;
 	const zsp_ir_fs_rule *best = NULL;
 	long best_depth = -1;
-	char scratch[PATH_MAX + 1];
-	bool fits = strlen(path) <= PATH_MAX;
+	char stack_scratch[PATH_MAX + 1];
+	size_t plen = strlen(path);
+	/* long paths get a scratch buffer of their own: a glob deny must not be skipped */
+	char *scratch = plen <= PATH_MAX ? stack_scratch : malloc(plen + 1);
 	for (size_t i = 0; i < p->nfs; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];
+		const struct fs_info *f = &o->fs[i];
 		long d;
 		if (r->path[0] == '$')
 			continue; /* an unresolved parameter names no concrete place */
-		if (r->glob)
-			d = fits ? glob_depth(r->path, path, scratch) : -1;
+		if (!r->glob)
+			d = zsp_path_is_prefix(r->path, path) ? (long)f->depth : -1;
+		else if (f->name)
+			d = name_depth(f->name, path);
+		else if (f->lit && !zsp_path_is_prefix(f->lit, path))
+			d = -1;
+		else if (!scratch)
+			d = r->access == ZSP_ACCESS_DENY ? (long)plen : -1; /* out of memory: fail closed */
 		else
-			d = zsp_path_is_prefix(r->path, path) ? (long)zsp_path_depth(r->path) : -1;
+			d = glob_depth(r->path, path, scratch);
 		if (d < 0)
 			continue;
 		if (d > best_depth || (d == best_depth && r->access > best->access)) {
@@ -363,6 +443,8 @@ static const zsp_ir_fs_rule *fs_rule_for(zsp_oracle *o, const char *path, size_t
 			*index = i;
 		}
 	}
+	if (scratch != stack_scratch)
+		free(scratch);
 	return best;
 }
 

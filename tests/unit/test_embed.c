@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <CUnit/Basic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,13 +96,46 @@ static void test_session(void)
 	zsp_compiler_free(c);
 }
 
+/* A glob deny applies to a path of any length: a path longer than PATH_MAX once skipped the
+ * glob rules and fell to `read "/"`. */
+static void test_long_path(void)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	const char *text = "zsp 1;\npolicy \"p\" { fs { read \"/\"; deny \"**/.env\", \"/srv/*/secret\"; } }\n";
+	zsp_policy_set *set = NULL;
+	zsp_session *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_compile_buffer(c, "p.zsp", text, strlen(text), &set), ZSP_OK);
+	CU_ASSERT_EQUAL_FATAL(zsp_session_new(set, NULL, "/w", NULL, &s), ZSP_OK);
+	static char req[12000];
+	size_t n = (size_t)sprintf(req, "read \"");
+	while (n < 9000)
+		n += (size_t)sprintf(req + n, "/abcdefgh");
+	for (int k = 0; k < 3; k++) {
+		static const char *const tails[] = { "/.env\"", "/.env/inner\"", "/x\"" };
+		static const int want[] = { ZSP_ANSWER_DENY, ZSP_ANSWER_DENY, ZSP_ANSWER_ALLOW };
+		strcpy(req + n, tails[k]);
+		int answer = -1;
+		CU_ASSERT_EQUAL(zsp_session_decide(s, req, 0, &answer, NULL), ZSP_OK);
+		CU_ASSERT_EQUAL(answer, want[k]);
+	}
+	int answer = -1;
+	CU_ASSERT_EQUAL(zsp_session_decide(s, "read \"/srv/app/secret/k\"", 0, &answer, NULL), ZSP_OK);
+	CU_ASSERT_EQUAL(answer, ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(zsp_session_decide(s, "read \"/srv/app/public\"", 0, &answer, NULL), ZSP_OK);
+	CU_ASSERT_EQUAL(answer, ZSP_ANSWER_ALLOW);
+	zsp_session_free(s);
+	zsp_policy_set_free(set);
+	zsp_compiler_free(c);
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 2;
 	CU_pSuite s = CU_add_suite("embed", NULL, NULL);
 	if (!s || !CU_add_test(s, "compile and emit", test_compile_and_emit) ||
-	    !CU_add_test(s, "session", test_session)) {
+	    !CU_add_test(s, "session", test_session) ||
+	    !CU_add_test(s, "long path", test_long_path)) {
 		CU_cleanup_registry();
 		return 2;
 	}
