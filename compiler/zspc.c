@@ -193,6 +193,18 @@ zsp_compiler *zspc_compiler(const struct zspc_opts *o, const char *const *names,
 	return c;
 }
 
+int zspc_compile(const struct zspc_opts *o, const char *const *names, const char *const *values,
+		 size_t n, const char *file, zsp_policy_set **set)
+{
+	zsp_compiler *c = zspc_compiler(o, names, values, n);
+	*set = NULL;
+	if (!c)
+		return ZSP_EINTERNAL;
+	int rc = zsp_compile_file(c, file, set);
+	zsp_compiler_free(c);
+	return rc;
+}
+
 enum mode { MODE_NONE, MODE_CHECK, MODE_EMIT, MODE_QUERY, MODE_BATCH, MODE_TEST, MODE_IMPORT };
 
 static int set_mode(enum mode *mode, enum mode m)
@@ -387,13 +399,8 @@ int main(int argc, char **argv)
 		break;
 	}
 
-	zsp_compiler *c = zspc_compiler(&o, NULL, NULL, 0);
-	zsp_policy_set *set = NULL;
-	if (!c) {
-		rc = ZSP_EINTERNAL;
-		goto done;
-	}
-	rc = zsp_compile_file(c, file, &set);
+	zsp_policy_set *set;
+	rc = zspc_compile(&o, NULL, NULL, 0, file, &set);
 	if (rc == ZSP_OK && mode == MODE_EMIT) {
 		char *json;
 		size_t len;
@@ -406,7 +413,6 @@ int main(int argc, char **argv)
 		}
 	}
 	zsp_policy_set_free(set);
-	zsp_compiler_free(c);
 done:
 	free(o.includes);
 	free(o.warnings);

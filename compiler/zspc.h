@@ -27,6 +27,9 @@ int zspc_write_output(const char *out, const char *data, size_t len);
 /* A compiler with the command line's -I, -W and -D, plus extra definitions (which -D overrides). */
 zsp_compiler *zspc_compiler(const struct zspc_opts *o, const char *const *names,
 			    const char *const *values, size_t n);
+/* Compiles file with such a compiler; diagnostics go to stderr. */
+int zspc_compile(const struct zspc_opts *o, const char *const *names, const char *const *values,
+		 size_t n, const char *file, zsp_policy_set **set);
 
 int zspc_query(const struct zspc_opts *o, const char *file);
 int zspc_test(const struct zspc_opts *o, const char *file);

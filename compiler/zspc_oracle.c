@@ -165,12 +165,8 @@ int zspc_query(const struct zspc_opts *opts, const char *file)
 	struct machine m;
 	machine_defaults(opts, &m);
 	usable(&m);
-	zsp_compiler *c = zspc_compiler(opts, m.names, m.values, m.n);
-	zsp_policy_set *set = NULL;
-	if (!c)
-		return ZSP_EINTERNAL;
-	int rc = zsp_compile_file(c, file, &set);
-	zsp_compiler_free(c);
+	zsp_policy_set *set;
+	int rc = zspc_compile(opts, m.names, m.values, m.n, file, &set);
 	if (rc != ZSP_OK)
 		return rc == ZSP_EPOLICY ? EXIT_NO_DECISION : rc;
 	const zsp_ir *ir = zsp_policy_set_ir(set);
@@ -322,12 +318,8 @@ static const char *request_text(zsp_arena *a, const zsp_ir_request *r)
 
 int zspc_test(const struct zspc_opts *opts, const char *file)
 {
-	zsp_compiler *c = zspc_compiler(opts, NULL, NULL, 0);
-	zsp_policy_set *set = NULL;
-	if (!c)
-		return ZSP_EINTERNAL;
-	int rc = zsp_compile_file(c, file, &set);
-	zsp_compiler_free(c);
+	zsp_policy_set *set;
+	int rc = zspc_compile(opts, NULL, NULL, 0, file, &set);
 	if (rc != ZSP_OK)
 		return rc;
 	const zsp_ir *ir = zsp_policy_set_ir(set);
