@@ -9,29 +9,10 @@
 
 MIN_EXPECTATIONS=400
 
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-: "${ZSPC:=$top_builddir/zspc}"
-case $ZSPC in
-/*) ;;
-*) ZSPC=$(pwd)/$ZSPC ;;
-esac
-case $top_srcdir in
-/*) ;;
-*) top_srcdir=$(pwd)/$top_srcdir ;;
-esac
+zsp_suite=requests zsp_up=../..
+. "$(dirname "$0")/../../tests/testenv.sh"
 dir=$top_srcdir/corpus/requests
-ZSP_DATADIR=/nonexistent/share/zsp
-export ZSP_DATADIR
 
-if [ ! -x "$ZSPC" ]; then
-	echo "requests: no zspc at $ZSPC" >&2
-	exit 99
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/requests.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
 # The physical path: the workspace must not itself be reached through a symlink (/tmp may be one).
 tmp=$(cd "$tmp" && pwd -P) || exit 99
 

@@ -10,29 +10,9 @@ case ${1-} in
 *) echo "usage: $0 [--bless]" >&2; exit 64 ;;
 esac
 
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-: "${ZSPC:=$top_builddir/zspc}"
-case $ZSPC in
-/*) ;;
-*) ZSPC=$(pwd)/$ZSPC ;;
-esac
-case $top_srcdir in
-/*) ;;
-*) top_srcdir=$(pwd)/$top_srcdir ;;
-esac
+zsp_suite=import zsp_up=../..
+. "$(dirname "$0")/../testenv.sh"
 dir=$top_srcdir/tests/golden/import
-ZSP_DATADIR=/nonexistent/share/zsp
-export ZSP_DATADIR
-
-if [ ! -x "$ZSPC" ]; then
-	echo "import: no zspc at $ZSPC" >&2
-	exit 99
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/import.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
 
 passed=0
 failed=0

@@ -3,12 +3,9 @@
 # tests/golden/import/equivalence/settings.json is imported with `zspc --import zed`; every line
 # of cases.txt there (DECISION, REQUEST, why) is asked through `zspc --batch` and must get
 # Zed's decision. Ends with "zed-equivalence: N passed, N failed".
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-: "${ZSPC:=$top_builddir/zspc}"
+zsp_suite=zed-equivalence zsp_up=../..
+. "$(dirname "$0")/../testenv.sh"
 dir=$top_srcdir/tests/golden/import/equivalence
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/zedeq.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
 
 if ! "$ZSPC" --import zed -o "$tmp/zed.zsp" "$dir/settings.json"; then
 	echo "zed-equivalence: the import failed"

@@ -1,0 +1,29 @@
+# testenv.sh: sourced by the shell test runners after they set zsp_suite (a name for
+# messages) and zsp_up (the path from the runner's directory to the top of the tree).
+# Makes top_srcdir, top_builddir and ZSPC absolute (the harness exports them; by hand they
+# default from the runner's place), isolates diagnostics from the configured data directory,
+# and gives the runner a private $tmp that is removed on exit.
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/$zsp_up" && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${ZSPC:=$top_builddir/zspc}"
+case $ZSPC in
+/*) ;;
+*) ZSPC=$(pwd)/$ZSPC ;;
+esac
+case $top_srcdir in
+/*) ;;
+*) top_srcdir=$(pwd)/$top_srcdir ;;
+esac
+# Diagnostics name the data directory; keep them independent of the configured prefix.
+ZSP_DATADIR=/nonexistent/share/zsp
+export ZSP_DATADIR
+
+if [ ! -x "$ZSPC" ]; then
+	echo "$zsp_suite: no zspc at $ZSPC" >&2
+	exit 99
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/$zsp_suite.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
