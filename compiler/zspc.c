@@ -16,19 +16,28 @@
 
 static const char usage_text[] =
 	"usage: zspc --check [OPTIONS] FILE.zsp\n"
-	"       zspc --emit ir [OPTIONS] [-o OUT] FILE.zsp\n"
+	"       zspc --emit ir|bwrap|bpf|pfc [OPTIONS] [-o OUT] FILE.zsp\n"
 	"       zspc --query 'REQUEST' [--policy NAME] [--explain] [--format json] FILE.zsp\n"
 	"       zspc --batch FILE|- [--policy NAME] FILE.zsp\n"
 	"       zspc --test [--coverage] [--coverage-min PCT] FILE.zsp\n"
 	"       zspc --import zed [-o OUT] SETTINGS.json\n"
+	"       zspc --verify [--policy NAME] FILE.zsp\n"
 	"\n"
 	"  --check            parse and validate; print diagnostics only\n"
 	"  --emit ir          print the normalized IR as JSON\n"
+	"  --emit bwrap       print bubblewrap's options, one shell-quoted argument per line\n"
+	"                     (--format nul: NUL-separated, for bwrap --args FD)\n"
+	"  --emit bpf         write the seccomp filter as a raw BPF program (bwrap --seccomp FD)\n"
+	"  --emit pfc         print the seccomp filter as libseccomp's readable pseudo-code\n"
+	"  --strict           rules a backend cannot enforce as written are errors\n"
+	"                     (same as -Werror=unenforced)\n"
 	"  --query REQUEST    decide one request: allow (exit 0), deny (1), ask (2);\n"
 	"                     exit 3 when no decision can be made (policy errors, bad request)\n"
 	"  --batch FILE       decide one request per line (FILE or - for stdin), a JSON line each\n"
 	"  --test             run the policy's test blocks; ends with \"N passed, N failed\"\n"
 	"  --import zed       turn Zed agent.tool_permissions settings into a .zsp policy\n"
+	"  --verify           run the test expectations in the real sandbox and compare the\n"
+	"                     kernel with the oracle (runs zsp-run --verify)\n"
 	"  --policy NAME      the policy to ask (needed when the file defines several)\n"
 	"  --explain          show the checks made and the rule that decided\n"
 	"  --format json      one JSON object per decision\n"
@@ -40,7 +49,7 @@ static const char usage_text[] =
 	"  -D NAME=VALUE      give parameter NAME a value\n"
 	"  -W NAME, -Wno-NAME, -Werror, -Werror=NAME\n"
 	"                     control warnings (shadowed duplicate conflict unused-param\n"
-	"                     unknown-tool no-effect)\n"
+	"                     unknown-tool no-effect unenforced)\n"
 	"  --help, --version\n"
 	"\n"
 	"exit: 0 ok, 1 policy errors, 64 usage, 66 unreadable input, 70 internal error,\n"
@@ -205,12 +214,12 @@ int zspc_compile(const struct zspc_opts *o, const char *const *names, const char
 	return rc;
 }
 
-enum mode { MODE_NONE, MODE_CHECK, MODE_EMIT, MODE_QUERY, MODE_BATCH, MODE_TEST, MODE_IMPORT };
+enum mode { MODE_NONE, MODE_CHECK, MODE_EMIT, MODE_QUERY, MODE_BATCH, MODE_TEST, MODE_IMPORT, MODE_VERIFY };
 
 static int set_mode(enum mode *mode, enum mode m)
 {
 	if (*mode != MODE_NONE)
-		return usage_error("%s", "give one of --check, --emit, --query, --batch, --test and --import");
+		return usage_error("%s", "give one of --check, --emit, --query, --batch, --test, --import and --verify");
 	*mode = m;
 	return ZSP_OK;
 }
@@ -219,7 +228,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_POLICY = 256, OPT_EXPLAIN, OPT_FORMAT, OPT_WORKSPACE, OPT_NO_SYMLINKS,
-		OPT_COVERAGE, OPT_COVERAGE_MIN, OPT_BATCH, OPT_TEST, OPT_QUERY, OPT_IMPORT,
+		OPT_COVERAGE, OPT_COVERAGE_MIN, OPT_BATCH, OPT_TEST, OPT_QUERY, OPT_IMPORT, OPT_STRICT, OPT_VERIFY,
 	};
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },
@@ -234,6 +243,8 @@ int main(int argc, char **argv)
 		{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 		{ "no-symlinks", no_argument, NULL, OPT_NO_SYMLINKS },
 		{ "coverage", no_argument, NULL, OPT_COVERAGE },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "coverage-min", required_argument, NULL, OPT_COVERAGE_MIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -264,11 +275,12 @@ int main(int argc, char **argv)
 		case 'e':
 			if ((rc = set_mode(&mode, MODE_EMIT)) != ZSP_OK)
 				break;
-			if (!strcmp(optarg, "bwrap") || !strcmp(optarg, "bpf") || !strcmp(optarg, "pfc") ||
-			    !strcmp(optarg, "sbpl") || !strcmp(optarg, "wsl"))
-				rc = usage_error("--emit %s is not implemented in this version; only `ir` is", optarg);
-			else if (strcmp(optarg, "ir") != 0)
-				rc = usage_error("unknown --emit format `%s` (expected ir)", optarg);
+			o.emit = optarg;
+			if (!strcmp(optarg, "sbpl") || !strcmp(optarg, "wsl"))
+				rc = usage_error("--emit %s is not implemented in this version (ir, bwrap, bpf and pfc are)", optarg);
+			else if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "bwrap") != 0 &&
+				 strcmp(optarg, "bpf") != 0 && strcmp(optarg, "pfc") != 0)
+				rc = usage_error("unknown --emit format `%s` (expected ir, bwrap, bpf or pfc)", optarg);
 			break;
 		case OPT_QUERY:
 			if ((rc = set_mode(&mode, MODE_QUERY)) == ZSP_OK)
@@ -294,8 +306,10 @@ int main(int argc, char **argv)
 		case OPT_FORMAT:
 			if (strcmp(optarg, "json") == 0)
 				o.json = true;
+			else if (strcmp(optarg, "nul") == 0)
+				o.nul = true;
 			else if (strcmp(optarg, "text") != 0)
-				rc = usage_error("unknown --format `%s` (expected text or json)", optarg);
+				rc = usage_error("unknown --format `%s` (expected text, json or nul)", optarg);
 			break;
 		case OPT_WORKSPACE:
 			o.workspace = optarg;
@@ -305,6 +319,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_COVERAGE:
 			o.coverage = true;
+			break;
+		case OPT_STRICT:
+			o.strict = true;
+			break;
+		case OPT_VERIFY:
+			rc = set_mode(&mode, MODE_VERIFY);
 			break;
 		case OPT_COVERAGE_MIN: {
 			char *end;
@@ -371,12 +391,29 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	bool asks = mode == MODE_QUERY || mode == MODE_BATCH;
+	bool linux_emit = mode == MODE_EMIT && strcmp(o.emit, "ir") != 0;
+	if (o.nul && !(linux_emit && strcmp(o.emit, "bwrap") == 0)) {
+		rc = usage_error("%s", "--format nul goes with --emit bwrap");
+		goto done;
+	}
+	if (o.strict && !linux_emit) {
+		rc = usage_error("%s", "--strict goes with --emit bwrap, bpf and pfc");
+		goto done;
+	}
 	if ((o.json || o.workspace) && !asks) {
 		rc = usage_error("%s", "--format and --workspace go with --query and --batch");
 		goto done;
 	}
-	if ((o.explain || o.policy) && !asks && mode != MODE_TEST) {
-		rc = usage_error("%s", "--policy and --explain go with --query, --batch and --test");
+	if (mode == MODE_VERIFY && (o.ndefines || o.nwarnings || o.out)) {
+		rc = usage_error("%s", "--verify takes the values of the test blocks: no -D, -W or -o");
+		goto done;
+	}
+	if (o.policy && !asks && mode != MODE_TEST && !linux_emit && mode != MODE_VERIFY) {
+		rc = usage_error("%s", "--policy goes with --query, --batch, --test and --emit bwrap|bpf|pfc");
+		goto done;
+	}
+	if (o.explain && !asks && mode != MODE_TEST) {
+		rc = usage_error("%s", "--explain goes with --query, --batch and --test");
 		goto done;
 	}
 	if (o.coverage && mode != MODE_TEST) {
@@ -395,6 +432,15 @@ int main(int argc, char **argv)
 	case MODE_IMPORT:
 		rc = zspc_import(&o, file);
 		goto done;
+	case MODE_VERIFY:
+		rc = zspc_verify(&o, file);
+		goto done;
+	case MODE_EMIT:
+		if (linux_emit) {
+			rc = zspc_emit_linux(&o, file);
+			goto done;
+		}
+		break;
 	default:
 		break;
 	}

@@ -17,7 +17,8 @@ struct zspc_opts {
 	const char *batch;       /* --batch FILE or - */
 	const char *policy;
 	const char *workspace;
-	bool explain, json, resolve_symlinks, coverage;
+	const char *emit;        /* --emit FORMAT */
+	bool explain, json, nul, strict, resolve_symlinks, coverage;
 	double coverage_min;
 };
 
@@ -34,5 +35,11 @@ int zspc_compile(const struct zspc_opts *o, const char *const *names, const char
 int zspc_query(const struct zspc_opts *o, const char *file);
 int zspc_test(const struct zspc_opts *o, const char *file);
 int zspc_import(const struct zspc_opts *o, const char *file);
+int zspc_emit_linux(const struct zspc_opts *o, const char *file);
+/* Runs zsp-run --verify (next to zspc, else the installed one); does not return on success. */
+int zspc_verify(const struct zspc_opts *o, const char *file);
+/* A diagnostics engine for the backends, with the command line's -W options and --strict. */
+struct zsp_diag;
+void zspc_backend_diag(const struct zspc_opts *o, struct zsp_diag *d);
 
 #endif

@@ -14,6 +14,7 @@ static const char *const warning_names[ZSP_W_COUNT] = {
 	[ZSP_W_UNUSED_PARAM] = "unused-param",
 	[ZSP_W_UNKNOWN_TOOL] = "unknown-tool",
 	[ZSP_W_NO_EFFECT] = "no-effect",
+	[ZSP_W_UNENFORCED] = "unenforced",
 };
 
 const char *zsp_warning_name(zsp_warning w)

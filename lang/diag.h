@@ -14,6 +14,7 @@ typedef enum zsp_warning {
 	ZSP_W_UNUSED_PARAM,
 	ZSP_W_UNKNOWN_TOOL,
 	ZSP_W_NO_EFFECT,
+	ZSP_W_UNENFORCED, /* a backend cannot enforce a rule as written */
 	ZSP_W_COUNT
 } zsp_warning;
 

@@ -1,0 +1,68 @@
+/* linux.h: the Linux lowering of a normalized policy: a bubblewrap argv (bwrap.c) and a seccomp
+ * filter built with libseccomp (seccomp.c). zspc --emit bwrap|bpf|pfc, zsp-run and --verify use it. */
+#ifndef ZSP_LINUX_H
+#define ZSP_LINUX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../compiler/ir.h"
+#include "../lang/arena.h"
+#include "../lang/diag.h"
+
+/* File descriptor numbers the emitted argv refers to. zsp-run moves its descriptors there;
+ * a reader of `zspc --emit bwrap` runs it as `bwrap ARGS 3<policy.bpf 4</dev/null`. */
+enum {
+	ZSP_FD_SECCOMP = 3, /* the BPF program (--seccomp) */
+	ZSP_FD_EMPTY = 4,   /* an empty file: the contents of every mask of a hidden file */
+};
+
+typedef struct zsp_linux_opts {
+	const char *chdir;        /* --chdir; NULL: none */
+	char *const *environ;     /* the environment the sandbox's is built from (NULL: none) */
+	bool seccomp;             /* add --seccomp ZSP_FD_SECCOMP */
+	bool proc;                /* add --proc /proc (zsp-run drops it where /proc cannot be mounted) */
+} zsp_linux_opts;
+
+/* A missing protected or denied name under a writable root is masked by a read-only empty
+ * directory, and the missing directories between a writable root and a protected name are
+ * mounted on themselves: their mount points must exist on the host. The runner creates the
+ * placeholders before bwrap starts and removes them after the run (rmdir: only while empty). */
+typedef struct zsp_bwrap_plan {
+	char **argv;              /* bwrap's options, without "bwrap", "--" and the command */
+	size_t argc;
+	char **placeholders;      /* host directories to create first; parents before children */
+	size_t nplaceholders;
+	char **locks;             /* existing empty protected directories (maybe another run's
+				   * placeholder): held with a shared flock while the sandbox runs */
+	size_t nlocks;
+} zsp_bwrap_plan;
+
+/* Every parameter the policy uses must be resolved. Paths are canonicalized against the file
+ * system as it is now (symlinks resolved), existing objects are bound, missing ones masked only
+ * where the sandbox could create them. Warnings (ZSP_W_UNENFORCED) and errors go to d; returns
+ * 0, or -1 after an error was reported. Everything is allocated in a. */
+int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_arena *a, zsp_diag *d,
+			 zsp_bwrap_plan *out);
+
+/* The filter as a raw BPF program (what bwrap --seccomp reads) or as libseccomp's pseudo-code.
+ * *out is malloc'd. Returns 0, or -1 after an error was reported on d. */
+int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out, size_t *len);
+
+/* Number of BPF instructions of the filter, or -1. */
+long zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d);
+
+/* Values for the built-in parameters a sandbox on this machine needs: WORKSPACE (the current
+ * directory), HOME, TMPDIR (else /tmp), UID and USER. Fills names/values (static or malloc'd,
+ * never freed: a process-lifetime table) and returns how many; -1 if the current directory or
+ * the user cannot be found. */
+int zsp_linux_defaults(const char *names[5], const char *values[5]);
+
+/* Shell-quotes one argument for a POSIX shell: as is when it is made of safe characters, else in
+ * single quotes. malloc'd. */
+char *zsp_shell_quote(const char *s);
+
+/* Warnings for what the Linux backends cannot enforce as written (host rules, unix sockets). */
+void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d);
+
+#endif

@@ -1,0 +1,213 @@
+/* seccomp.c: the policy's syscall section, the built-in hardening set and the network-off rules ->
+ * one libseccomp filter for the native architecture; every other ABI (i386, x32) is killed. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../compiler/hardening.h"
+#include "linux.h"
+
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+/* Low 32 bits only: the kernel reads these arguments as int, so 1 << 32 | TIOCSTI is TIOCSTI. */
+#define LO32_EQ(i, v) SCMP_CMP((i), SCMP_CMP_MASKED_EQ, 0xffffffffu, (v))
+#define BITS_SET(i, v) SCMP_CMP((i), SCMP_CMP_MASKED_EQ, (v), (v))
+
+static const char *const enosys_calls[] = {
+	/* flags behind a pointer, and the new mount API: ENOSYS makes libc fall back to calls the
+	 * filter can inspect (clone, mount) */
+	"clone3", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+};
+
+/* With no network: sockets of other families and the calls that reach a socket by address. */
+static const char *const net_off_calls[] = {
+	"connect", "bind", "listen", "accept", "accept4",
+};
+
+static const zsp_ir_syscall *policy_rule(const zsp_ir_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->nsyscalls; i++)
+		if (strcmp(p->syscalls[i].name, name) == 0)
+			return &p->syscalls[i];
+	return NULL;
+}
+
+static bool unix_sockets_allowed(const zsp_ir_policy *p)
+{
+	for (size_t i = 0; i < p->nunix; i++)
+		if (p->unix_socks[i].decision == ZSP_ALLOW)
+			return true;
+	return false;
+}
+
+typedef struct fb {
+	scmp_filter_ctx ctx;
+	const zsp_ir_policy *p;
+	zsp_diag *d;
+	int rc;
+} fb;
+
+/* A built-in rule, unless the policy says something about this call itself (its own deny or an
+ * allow that lifts the built-in one). */
+static void builtin(fb *f, uint32_t action, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
+{
+	if (f->rc || policy_rule(f->p, name))
+		return;
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR)
+		return; /* not on this architecture (e.g. _sysctl, uselib on newer kernels) */
+	int rc = seccomp_rule_add_array(f->ctx, action, nr, n, cmp);
+	if (rc < 0) {
+		zsp_diag_error_noloc(f->d, "seccomp: cannot add the rule for %s: %s", name, strerror(-rc));
+		f->rc = -1;
+	}
+}
+
+static void builtin1(fb *f, uint32_t action, const char *name, struct scmp_arg_cmp c)
+{
+	builtin(f, action, name, 1, &c);
+}
+
+static void builtin2(fb *f, uint32_t action, const char *name, struct scmp_arg_cmp c1, struct scmp_arg_cmp c2)
+{
+	struct scmp_arg_cmp c[2] = { c1, c2 };
+	builtin(f, action, name, 2, c);
+}
+
+static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d)
+{
+	fb f = { seccomp_init(SCMP_ACT_ALLOW), p, d, 0 };
+	if (!f.ctx) {
+		zsp_diag_error_noloc(d, "seccomp: cannot create a filter (out of memory)");
+		return NULL;
+	}
+	/* the native ABI only: i386 (int 0x80, where socketcall multiplexes every socket call past
+	 * per-call argument rules) and x32 (syscall numbers with bit 30) die */
+	if (seccomp_attr_set(f.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0 ||
+	    seccomp_attr_set(f.ctx, SCMP_FLTATR_CTL_NNP, 1) < 0 ||
+	    seccomp_attr_set(f.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0) {
+		zsp_diag_error_noloc(d, "seccomp: cannot set the filter attributes");
+		seccomp_release(f.ctx);
+		return NULL;
+	}
+	uint32_t eperm = SCMP_ACT_ERRNO(EPERM), enosys = SCMP_ACT_ERRNO(ENOSYS);
+
+	for (size_t i = 0; i < p->nsyscalls && !f.rc; i++) {
+		const zsp_ir_syscall *s = &p->syscalls[i];
+		if (s->action != ZSP_DENY)
+			continue;
+		uint32_t act = s->kill ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_ERRNO((uint32_t)s->err);
+		int rc = seccomp_rule_add(f.ctx, act, s->nr, 0);
+		if (rc < 0) {
+			zsp_diag_error(d, s->loc, "seccomp: cannot add the rule for %s: %s", s->name, strerror(-rc));
+			f.rc = -1;
+		}
+	}
+	for (size_t i = 0; i < zsp_hardening_count; i++)
+		builtin(&f, SCMP_ACT_ERRNO((uint32_t)zsp_hardening[i].err), zsp_hardening[i].name, 0, NULL);
+	for (size_t i = 0; i < sizeof(enosys_calls) / sizeof(enosys_calls[0]); i++)
+		builtin(&f, enosys, enosys_calls[i], 0, NULL);
+
+	/* argument rules: a deny compares the low 32 bits; an exception compares all 64, so high
+	 * bits can only make a call fail */
+	builtin1(&f, eperm, "ioctl", LO32_EQ(1, TIOCSTI));
+	builtin1(&f, eperm, "ioctl", LO32_EQ(1, TIOCLINUX));
+	builtin1(&f, eperm, "personality", SCMP_A0(SCMP_CMP_NE, 0));
+	builtin1(&f, eperm, "unshare", BITS_SET(0, CLONE_NEWUSER));
+	builtin1(&f, eperm, "clone", BITS_SET(0, CLONE_NEWUSER));
+
+	if (p->net_mode != ZSP_NET_FULL) {
+		builtin1(&f, eperm, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+		builtin1(&f, eperm, "socketpair", SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+		if (!unix_sockets_allowed(p)) {
+			/* an unconnected datagram socket reaches any socket file by sendto/sendmsg */
+			builtin2(&f, eperm, "socket", LO32_EQ(0, AF_UNIX), SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+			builtin2(&f, eperm, "socketpair", LO32_EQ(0, AF_UNIX),
+				 SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+			for (size_t i = 0; i < sizeof(net_off_calls) / sizeof(net_off_calls[0]); i++)
+				builtin(&f, eperm, net_off_calls[i], 0, NULL);
+		}
+	}
+	if (f.rc) {
+		seccomp_release(f.ctx);
+		return NULL;
+	}
+	return f.ctx;
+}
+
+/* libseccomp writes to a file descriptor: collect it through a memfd. */
+static int export_to(scmp_filter_ctx ctx, bool pfc, char **out, size_t *len)
+{
+	int fd = memfd_create("zsp-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = pfc ? seccomp_export_pfc(ctx, fd) : seccomp_export_bpf(ctx, fd);
+	off_t size = rc == 0 ? lseek(fd, 0, SEEK_END) : -1;
+	char *buf = size >= 0 ? malloc((size_t)size + 1) : NULL;
+	if (rc == 0 && (!buf || pread(fd, buf, (size_t)size, 0) != size))
+		rc = -EIO;
+	close(fd);
+	if (rc != 0) {
+		free(buf);
+		return rc;
+	}
+	buf[size] = 0;
+	*out = buf;
+	*len = (size_t)size;
+	return 0;
+}
+
+int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out, size_t *len)
+{
+	scmp_filter_ctx ctx = build(p, d);
+	if (!ctx)
+		return -1;
+	int rc = export_to(ctx, pfc, out, len);
+	seccomp_release(ctx);
+	if (rc != 0) {
+		zsp_diag_error_noloc(d, "seccomp: cannot export the filter: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+long zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d)
+{
+	char *bpf;
+	size_t len;
+	if (zsp_seccomp_export(p, false, d, &bpf, &len) != 0)
+		return -1;
+	free(bpf);
+	return (long)(len / 8); /* struct sock_filter is 8 bytes */
+}
+
+void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
+{
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const zsp_ir_host *h = &p->hosts[i];
+		if (p->net_mode == ZSP_NET_PROXY && h->decision == ZSP_ALLOW)
+			zsp_diag_warning(d, ZSP_W_UNENFORCED, h->loc,
+					 "on Linux, mode proxy runs without a proxy yet: `%s` stays unreachable (the sandbox has no network)",
+					 h->host);
+		else if (p->net_mode == ZSP_NET_FULL && h->decision == ZSP_DENY)
+			zsp_diag_warning(d, ZSP_W_UNENFORCED, h->loc,
+					 "on Linux, mode full cannot refuse single hosts: `%s` stays reachable", h->host);
+	}
+	for (size_t i = 0; i < p->nunix; i++)
+		if (p->net_mode != ZSP_NET_FULL && p->unix_socks[i].decision == ZSP_ALLOW)
+			zsp_diag_warning(d, ZSP_W_UNENFORCED, p->unix_socks[i].loc,
+					 "on Linux, allowing a unix socket lifts the connect() filter: every socket file visible in the sandbox becomes reachable, not only `%s`",
+					 p->unix_socks[i].path);
+}

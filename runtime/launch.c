@@ -1,0 +1,354 @@
+/* launch.c: starting bwrap for one sandboxed command. bwrap gets its options through a memfd
+ * (--args: nothing of the environment shows in ps), the BPF through another, an empty
+ * environment, and no descriptor but stdio and its own; zsp-run stays as the parent to remove
+ * placeholders after the run and to report how it ended. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch.h"
+
+#ifndef BWRAP_PATH
+#define BWRAP_PATH "/usr/bin/bwrap"
+#endif
+
+enum { FD_ARGS = 5, FD_STATUS = 6, FD_FIRST_FREE = 7 };
+
+const char *zsp_bwrap_path(void)
+{
+	const char *env = getenv("ZSP_BWRAP");
+	return env && *env ? env : BWRAP_PATH;
+}
+
+int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d, const char *cwd,
+		       char *const *env, bool proc)
+{
+	memset(l, 0, sizeof(*l));
+	l->p = p;
+	l->bwrap = zsp_bwrap_path();
+	zsp_linux_opts o = { .chdir = cwd, .environ = env, .seccomp = true, .proc = proc };
+	zsp_linux_check(p, d);
+	if (zsp_bwrap_plan_build(p, &o, a, d, &l->plan) != 0 || d->errors)
+		return -1;
+	if (zsp_seccomp_export(p, false, d, &l->bpf, &l->bpflen) != 0 || d->errors)
+		return -1;
+	return 0;
+}
+
+void zsp_launch_release(zsp_launch *l)
+{
+	free(l->bpf);
+	l->bpf = NULL;
+}
+
+static int memfd_with(const char *name, const void *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	const char *p = data;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	/* sealed: nothing can change the program or the options between here and bwrap */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int args_fd(const zsp_launch *l)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < l->plan.argc; i++)
+		len += strlen(l->plan.argv[i]) + 1;
+	char *buf = malloc(len + 1), *o = buf;
+	if (!buf)
+		return -1;
+	for (size_t i = 0; i < l->plan.argc; i++) {
+		size_t n = strlen(l->plan.argv[i]) + 1;
+		memcpy(o, l->plan.argv[i], n);
+		o += n;
+	}
+	int fd = memfd_with("zsp-bwrap-args", buf, len);
+	free(buf);
+	return fd;
+}
+
+static const int limit_resource[ZSP_LIMIT_COUNT] = {
+	[ZSP_LIMIT_CPU] = RLIMIT_CPU,       [ZSP_LIMIT_MEMORY] = RLIMIT_AS,
+	[ZSP_LIMIT_FSIZE] = RLIMIT_FSIZE,   [ZSP_LIMIT_STACK] = RLIMIT_STACK,
+	[ZSP_LIMIT_CORE] = RLIMIT_CORE,     [ZSP_LIMIT_NOFILE] = RLIMIT_NOFILE,
+	[ZSP_LIMIT_NPROC] = RLIMIT_NPROC,
+};
+
+/* In the child, right before bwrap: an RLIMIT_NPROC set here counts the processes of the new
+ * user namespace bwrap creates, not every process of the user. */
+static int apply_limits(const zsp_ir_policy *p)
+{
+	for (int k = 0; k < ZSP_LIMIT_COUNT; k++) {
+		const zsp_ir_limit *lim = &p->limits[k];
+		if (!lim->set)
+			continue;
+		struct rlimit rl;
+		if (getrlimit(limit_resource[k], &rl) != 0)
+			return -1;
+		rlim_t v = lim->unlimited ? RLIM_INFINITY : (rlim_t)lim->value;
+		/* never raise a hard limit (that needs privilege): a lower one stands */
+		if (rl.rlim_max != RLIM_INFINITY && (v == RLIM_INFINITY || v > rl.rlim_max))
+			v = rl.rlim_max;
+		rl.rlim_cur = v;
+		rl.rlim_max = v;
+		if (setrlimit(limit_resource[k], &rl) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static void child_exec(const zsp_launch *l, int fds[4], char *const *cmd, int report)
+{
+	/* fds: seccomp, empty, args, status -> 3, 4, 5, 6; the report pipe stays above them */
+	int targets[4] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS };
+	int moved[4];
+	int rfd = fcntl(report, F_DUPFD_CLOEXEC, 64);
+	for (int i = 0; i < 4; i++)
+		moved[i] = fcntl(fds[i], F_DUPFD, 32);
+	const char *what = "cannot set up descriptors";
+	for (int i = 0; i < 4; i++)
+		if (moved[i] < 0 || dup2(moved[i], targets[i]) < 0)
+			goto fail;
+	if (rfd < 0)
+		_exit(ZSP_RUN_ESETUP);
+	/* everything else closes: an inherited socket (an ssh-agent connection, a D-Bus) must not
+	 * reach the sandbox */
+	if (syscall(SYS_close_range, FD_FIRST_FREE, rfd - 1, 0) != 0 ||
+	    syscall(SYS_close_range, rfd + 1, ~0U, 0) != 0) {
+		for (int fd = FD_FIRST_FREE; fd < 1024; fd++)
+			if (fd != rfd)
+				close(fd);
+	}
+	what = "cannot apply the policy's resource limits";
+	if (apply_limits(l->p) != 0)
+		goto fail;
+	signal(SIGPIPE, SIG_DFL);
+	size_t n = 0;
+	while (cmd[n])
+		n++;
+	const char **argv = calloc(n + 6, sizeof(char *));
+	if (!argv)
+		goto fail;
+	char fa[16], fs[16];
+	snprintf(fa, sizeof(fa), "%d", FD_ARGS);
+	snprintf(fs, sizeof(fs), "%d", FD_STATUS);
+	size_t k = 0;
+	argv[k++] = "bwrap";
+	argv[k++] = "--args";
+	argv[k++] = fa;
+	argv[k++] = "--json-status-fd";
+	argv[k++] = fs;
+	argv[k++] = "--";
+	for (size_t i = 0; i < n; i++)
+		argv[k++] = cmd[i];
+	argv[k] = NULL;
+	/* bwrap runs with an empty environment: no LD_PRELOAD, LD_LIBRARY_PATH or the like reaches
+	 * it; the command's environment is the --setenv list of the plan */
+	char *const empty_env[] = { NULL };
+	execve(l->bwrap, (char *const *)argv, empty_env);
+	what = "cannot execute bwrap";
+fail:;
+	int e = errno;
+	char msg[256];
+	int len = snprintf(msg, sizeof(msg), "%s: %s", what, strerror(e));
+	if (rfd >= 0 && len > 0)
+		(void)!write(rfd, msg, (size_t)len);
+	_exit(ZSP_RUN_ESETUP);
+}
+
+/* Placeholders: created before bwrap (mount points must exist), held with a shared lock while
+ * the sandbox runs (another run may be using the same one), removed after while still empty. */
+typedef struct held {
+	int *fds;
+	bool *created;
+	int *lockfds;
+} held;
+
+static int make_placeholders(const zsp_launch *l, held *h, const char **why)
+{
+	size_t n = l->plan.nplaceholders;
+	h->fds = calloc(n + 1, sizeof(int));
+	h->created = calloc(n + 1, sizeof(bool));
+	h->lockfds = calloc(l->plan.nlocks + 1, sizeof(int));
+	if (!h->fds || !h->created || !h->lockfds) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *path = l->plan.placeholders[i];
+		h->fds[i] = -1;
+		if (mkdir(path, 0755) == 0)
+			h->created[i] = true;
+		else if (errno != EEXIST) {
+			static char buf[4352];
+			snprintf(buf, sizeof(buf), "cannot create the mount point %s: %s", path, strerror(errno));
+			*why = buf;
+			return -1;
+		}
+		h->fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (h->fds[i] >= 0)
+			flock(h->fds[i], LOCK_SH);
+	}
+	for (size_t i = 0; i < l->plan.nlocks; i++) {
+		h->lockfds[i] = open(l->plan.locks[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (h->lockfds[i] >= 0)
+			flock(h->lockfds[i], LOCK_SH);
+	}
+	return 0;
+}
+
+static void remove_placeholders(const zsp_launch *l, held *h)
+{
+	if (!h->fds)
+		return;
+	for (size_t i = l->plan.nplaceholders; i-- > 0;) {
+		int fd = h->fds[i];
+		/* a run still holding it shared keeps it; rmdir removes only an empty directory */
+		if (h->created[i] && fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			rmdir(l->plan.placeholders[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+	for (size_t i = 0; i < l->plan.nlocks; i++)
+		if (h->lockfds[i] >= 0)
+			close(h->lockfds[i]);
+	free(h->fds);
+	free(h->created);
+	free(h->lockfds);
+}
+
+/* Did bwrap start the command? It writes {"child-pid": N} when it did. */
+static bool status_says_started(int fd)
+{
+	char buf[4096];
+	size_t len = 0;
+	ssize_t r;
+	/* a process left in the sandbox could hold the pipe open: take what is there */
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = 0;
+	return strstr(buf, "\"child-pid\"") != NULL;
+}
+
+int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
+{
+	static char msg[512];
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	held h = { 0 };
+	int fds[4] = { -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, report[2] = { -1, -1 };
+	int rc = ZSP_RUN_ESETUP;
+	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
+	fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fds[2] = args_fd(l);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || pipe2(status_pipe, O_CLOEXEC) != 0 ||
+	    pipe2(report, O_CLOEXEC) != 0) {
+		snprintf(msg, sizeof(msg), "cannot prepare bwrap's inputs: %s", strerror(errno));
+		*why = msg;
+		goto out;
+	}
+	fds[3] = status_pipe[1];
+	if (make_placeholders(l, &h, why) != 0)
+		goto out;
+
+	struct sigaction sa = { .sa_handler = forward }, old[4];
+	sigemptyset(&sa.sa_mask);
+	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (int i = 0; i < 4; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 4; i++)
+			sigaction(sigs[i], &old[i], NULL);
+		close(report[0]);
+		close(status_pipe[0]);
+		child_exec(l, fds, argv, report[1]);
+	}
+	if (pid < 0) {
+		snprintf(msg, sizeof(msg), "cannot start bwrap: %s", strerror(errno));
+		*why = msg;
+	} else {
+		child_pid = pid;
+		close(report[1]);
+		report[1] = -1;
+		close(status_pipe[1]);
+		status_pipe[1] = fds[3] = -1;
+		int st;
+		pid_t w;
+		while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+			;
+		child_pid = 0;
+		char rep[256];
+		ssize_t rl = read(report[0], rep, sizeof(rep) - 1);
+		bool started = status_says_started(status_pipe[0]);
+		if (rl > 0) {
+			rep[rl] = 0;
+			snprintf(msg, sizeof(msg), "%s", rep);
+			*why = msg;
+		} else if (w < 0) {
+			snprintf(msg, sizeof(msg), "lost bwrap: %s", strerror(errno));
+			*why = msg;
+		} else if (!started) {
+			*why = "bwrap could not set up the sandbox (its message is above)";
+		} else if (WIFSIGNALED(st)) {
+			rc = 128 + WTERMSIG(st);
+		} else {
+			rc = WEXITSTATUS(st);
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		sigaction(sigs[i], &old[i], NULL);
+out:
+	remove_placeholders(l, &h);
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	for (int i = 0; i < 2; i++) {
+		if (status_pipe[i] >= 0 && (i == 0 || fds[3] < 0))
+			close(status_pipe[i]);
+		if (report[i] >= 0)
+			close(report[i]);
+	}
+	return rc;
+}

@@ -1,0 +1,38 @@
+/* launch.h: one sandboxed run: the policy lowered for this machine (bwrap argv, BPF), then bwrap
+ * started with a clean environment and only the descriptors it needs, waited for, cleaned up after. */
+#ifndef ZSP_LAUNCH_H
+#define ZSP_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../backends/linux.h"
+
+/* Exit status when the sandbox cannot be set up (the command never ran). */
+#define ZSP_RUN_ESETUP 125
+
+typedef struct zsp_launch {
+	const zsp_ir_policy *p;
+	zsp_bwrap_plan plan;
+	char *bpf;                 /* malloc'd */
+	size_t bpflen;
+	const char *bwrap;         /* path of bwrap */
+	bool quiet;                /* no diagnosis on stderr when the sandbox fails to start */
+} zsp_launch;
+
+/* Lowers p for a run in cwd with the environment env. Diagnostics go to d. 0, or -1. */
+int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d, const char *cwd,
+		       char *const *env, bool proc);
+void zsp_launch_release(zsp_launch *l);
+
+/* Runs argv (argv[0] looked up on the sandbox's PATH by bwrap) in the sandbox, with the policy's
+ * resource limits, stdin/stdout/stderr inherited and every other descriptor closed. Returns the
+ * command's exit status (128+N for signal N), or ZSP_RUN_ESETUP when the sandbox could not be
+ * set up (then *why, if not NULL, says what failed). Signals that ask zsp-run to stop (INT, TERM,
+ * HUP, QUIT) are passed on to the sandbox. */
+int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why);
+
+/* The bwrap zsp-run uses: $ZSP_BWRAP when set (tests), else the one found at configure time. */
+const char *zsp_bwrap_path(void);
+
+#endif

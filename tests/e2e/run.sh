@@ -1,0 +1,102 @@
+#!/bin/sh
+# run.sh: zsp-run's contract, for real (bwrap, seccomp, the kernel): exit statuses, the setup
+# failure code, no placeholder left behind, the environment and descriptors that reach the
+# sandbox, the built-in default policy, --print, --strict, --doctor. Each case runs as the
+# current user and, under root, again as uid 65534.
+
+zsp_suite=e2e-run zsp_up=../..
+. "$(dirname "$0")/../testenv.sh"
+. "$top_srcdir/tests/e2e/lib.sh"
+
+# expect_rc WANT WHAT CMD...: the exit status of CMD (run in $ws as $who) is WANT.
+expect_rc() {
+	want=$1 what=$2
+	shift 2
+	(cd "$ws" && as "$who" "$@") >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok; else bad "$what: exit $got, expected $want"; sed 's/^/  | /' "$tmp/err" | head -5; fi
+}
+
+for who in $(identities); do
+	fresh "$who"
+
+	expect_rc 0 "true runs" "$ZSP_RUN" -- true
+	expect_rc 7 "the command's exit status" "$ZSP_RUN" -- sh -c 'exit 7'
+	expect_rc 137 "128+N for a signal" "$ZSP_RUN" -- sh -c 'kill -9 $$'
+	expect_rc 0 "write in the workspace" "$ZSP_RUN" -- sh -c 'echo ok > built.txt'
+	[ -f "$ws/built.txt" ] && ok || bad "the workspace write did not reach the host"
+	expect_rc 2 "write outside the workspace" "$ZSP_RUN" -- sh -c "echo x > $world/outside.txt"
+	[ ! -e "$world/outside.txt" ] && ok || bad "a write outside the workspace reached the host"
+	expect_rc 64 "no command" "$ZSP_RUN"
+	expect_rc 64 "unknown option" "$ZSP_RUN" --bogus -- true
+	expect_rc 66 "missing policy file" "$ZSP_RUN" -p "$tmp/none.zsp" -- true
+	printf 'zsp 1;\npolicy "x" { fs { read "/" } }\n' >"$tmp/broken.zsp"
+	expect_rc 1 "policy with errors" "$ZSP_RUN" -p "$tmp/broken.zsp" -- true
+
+	# setup failures: 125, a reason, and the command never runs
+	marker=$world/ran
+	expect_rc 125 "bwrap that fails" env ZSP_BWRAP=/bin/false "$ZSP_RUN" -- sh -c "touch $marker"
+	grep -q "could not be set up" "$tmp/err" && ok || bad "no explanation for a failed setup"
+	expect_rc 125 "bwrap missing" env ZSP_BWRAP=/nonexistent/bwrap "$ZSP_RUN" -- sh -c "touch $marker"
+	grep -q "install bubblewrap" "$tmp/err" && ok || bad "no remedy for a missing bwrap"
+	[ ! -e "$marker" ] && ok || bad "the command ran although the sandbox failed"
+
+	# placeholders: missing protected names are masked while the command runs, gone after it
+	before=$(cd "$ws" && ls -A | sort | tr '\n' ' ')
+	expect_rc 1 "a missing protected name cannot be created" "$ZSP_RUN" -- sh -c 'mkdir .codex/x || mkdir -p .claude/commands/x'
+	after=$(cd "$ws" && ls -A | sort | tr '\n' ' ')
+	[ "$before" = "$after" ] && ok || bad "placeholders left in the workspace: [$before] -> [$after]"
+	left=$(cd "$tmpdir" && ls -A)
+	[ -z "$left" ] && ok || bad "placeholders left in TMPDIR: $left"
+
+	# two runs in one workspace: the first one's masks hold after the second one ends
+	(cd "$ws" && as "$who" "$ZSP_RUN" -- sh -c 'sleep 1; mkdir .codex/late 2>/dev/null && echo ESCAPED') >"$tmp/long" 2>&1 &
+	bg=$!
+	sleep 0.3
+	expect_rc 0 "a short run next to a long one" "$ZSP_RUN" -- true
+	wait $bg
+	grep -q ESCAPED "$tmp/long" && bad "a mask vanished when another run ended" || ok
+	[ ! -e "$ws/.codex" ] && ok || bad "a placeholder survived two runs"
+
+	# environment: a secret not on the keep list stays out; bwrap runs without LD_PRELOAD
+	expect_rc 0 "env" env API_TOKEN=s3cret "$ZSP_RUN" -- env
+	grep -q API_TOKEN "$tmp/out" && bad "a secret variable reached the sandbox" || ok
+	expect_rc 0 "LD_PRELOAD" env LD_PRELOAD=/nonexistent/zsp-preload.so "$ZSP_RUN" -- true
+	# the loader complains once per program that gets the variable: zsp-run only
+	n=$(grep -c "zsp-preload" "$tmp/err")
+	[ "$n" -eq 1 ] && ok || bad "LD_PRELOAD reached $n programs (bwrap must not get it)"
+
+	# descriptors: an fd open in zsp-run's caller does not reach the sandbox
+	expect_rc 0 "descriptors" sh -c "exec 9<'$home/.ssh/id_ed25519'; '$ZSP_RUN' -- ls /proc/self/fd"
+	fds=$(tr '\n' ' ' <"$tmp/out")
+	case " $fds " in
+	*" 9 "*) bad "fd 9 reached the sandbox: $fds" ;;
+	*) ok ;;
+	esac
+
+	# bwrap's command line shows no environment values (they travel through a memfd)
+	(cd "$ws" && as "$who" env PATH=/usr/bin:/bin:/zsp-marker-path "$ZSP_RUN" -- sleep 1) &
+	bg=$!
+	sleep 0.4
+	seen=0
+	for pid in $(pgrep -x bwrap); do
+		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q zsp-marker-path && seen=1
+	done
+	wait $bg
+	[ "$seen" -eq 0 ] && ok || bad "bwrap's command line shows the environment"
+
+	# the built-in default is examples/workspace.zsp
+	(cd "$ws" && as "$who" "$ZSP_RUN" --print) >"$tmp/builtin" 2>/dev/null
+	(cd "$ws" && as "$who" "$ZSP_RUN" -p "$top_srcdir/examples/workspace.zsp" --print) >"$tmp/example" 2>/dev/null
+	if [ -s "$tmp/builtin" ] && cmp -s "$tmp/builtin" "$tmp/example"; then ok; else bad "the built-in policy differs from examples/workspace.zsp"; fi
+	(cd "$ws" && as "$who" "$ZSPC" --emit bwrap "$top_srcdir/examples/workspace.zsp") >"$tmp/zspc" 2>/dev/null
+	cmp -s "$tmp/builtin" "$tmp/zspc" && ok || bad "zsp-run --print and zspc --emit bwrap disagree"
+
+	expect_rc 1 "--strict refuses what Linux cannot enforce" "$ZSP_RUN" --strict -- true
+	grep -q "unenforced" "$tmp/err" && ok || bad "--strict did not name the warning"
+	expect_rc 0 "--doctor" "$ZSP_RUN" --doctor
+	grep -q "result: a sandbox can be built here" "$tmp/out" && ok || bad "--doctor: $(tail -1 "$tmp/out")"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
