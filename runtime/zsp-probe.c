@@ -645,6 +645,35 @@ static int do_unix_connect(void *arg)
 	return err ? denied(err, "connect %s", sun->sun_path) : allowed();
 }
 
+/* A test fixture, not a probe: a unix socket of the given type that exists for SECONDS, so a
+ * sandboxed probe can try to reach a "host" socket (an ssh-agent, /dev/log). Unlinked at the end. */
+static int op_listen_unix(char **argv)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	bool dgram = strcmp(argv[1], "dgram") == 0;
+	char *end;
+	long secs = strtol(argv[2], &end, 10);
+	if ((!dgram && strcmp(argv[1], "stream") != 0) || *end || secs < 1 || secs > 600 ||
+	    strlen(argv[0]) >= sizeof(sun.sun_path))
+		return usage_error("listen-unix: expected PATH stream|dgram SECONDS (1-600)");
+	strcpy(sun.sun_path, argv[0]);
+	int fd = socket(AF_UNIX, (dgram ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return denied(errno, "socket AF_UNIX");
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 || (!dgram && listen(fd, 8) != 0)) {
+		int e = errno;
+		close(fd);
+		return denied(e, "bind %s", argv[0]);
+	}
+	alarm(0);
+	printf("listening\n");
+	fflush(stdout);
+	sleep((unsigned)secs);
+	unlink(argv[0]);
+	close(fd);
+	return allowed();
+}
+
 static int op_unix_connect(char **argv)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -1467,6 +1496,8 @@ static const struct op ops[] = {
 	  "allowed if NAME is in the environment (value never shown)" },
 	{ "unix-connect", "PATH", 1, 1, op_unix_connect, NULL,
 	  "connect to the unix socket at PATH" },
+	{ "listen-unix", "PATH stream|dgram SECONDS", 3, 3, op_listen_unix, NULL,
+	  "(a fixture) keep a unix socket at PATH for SECONDS, then remove it" },
 	{ "fsize", "PATH BYTES", 2, 2, op_fsize, NULL,
 	  "write BYTES bytes to PATH (removed after)" },
 	{ "nproc", "N", 1, 1, op_nproc, NULL,

@@ -1,0 +1,59 @@
+#!/bin/sh
+# launch-bench.sh: what zsp-run costs on top of bwrap, measured in one run: the median wall time of
+# `zsp-run -p POLICY -- /bin/true` against a bare bwrap given the same argv and BPF program
+# (and `firejail --noprofile /bin/true` when firejail is installed), with hyperfine.
+# Usage: bench/launch-bench.sh [POLICY]   (env: ZSP_RUN, ZSPC, RUNS; run from the build dir)
+# The workspace and TMPDIR are scratch directories in which every protected name exists, so the
+# argv has no placeholder and both commands mount exactly the same things.
+set -eu
+ZSP_RUN=${ZSP_RUN:-./zsp-run}
+ZSPC=${ZSPC:-./zspc}
+RUNS=${RUNS:-50}
+policy=${1:-$(dirname "$0")/../examples/workspace.zsp}
+die() { echo "launch-bench: $*" >&2; exit 1; }
+command -v hyperfine >/dev/null 2>&1 || die "needs hyperfine (apt-get install hyperfine)"
+[ -x "$ZSP_RUN" ] && [ -x "$ZSPC" ] || die "build zsp-run and zspc first (or set ZSP_RUN, ZSPC)"
+ZSP_RUN=$(cd "$(dirname "$ZSP_RUN")" && pwd)/$(basename "$ZSP_RUN")
+ZSPC=$(cd "$(dirname "$ZSPC")" && pwd)/$(basename "$ZSPC")
+policy=$(cd "$(dirname "$policy")" && pwd)/$(basename "$policy")
+bwrap=$(command -v bwrap) || die "needs bwrap"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zsp-launch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+for d in "$tmp/ws" "$tmp/tmp"; do
+	mkdir -p "$d/.git/hooks" "$d/.claude/commands" "$d/.claude/agents"
+	: >"$d/.git/config"
+	for n in .agents .codex .zed .vscode .idea .gitconfig .gitmodules .bashrc .bash_profile \
+		.zshrc .zprofile .profile .ripgreprc .mcp.json; do
+		mkdir -p "$d/$n"
+	done
+done
+cd "$tmp/ws"
+export TMPDIR="$tmp/tmp"
+"$ZSPC" --emit bwrap --format nul -o "$tmp/args" "$policy" 2>/dev/null
+"$ZSPC" --emit bpf -o "$tmp/bpf" "$policy" 2>/dev/null
+"$ZSP_RUN" -p "$policy" --print >"$tmp/run.argv" 2>/dev/null
+tr '\0' '\n' <"$tmp/args" | while IFS= read -r a; do printf '%s\n' "$a"; done >"$tmp/bare.argv"
+# the same mounts, in the same order (zsp-run --print quotes; compare unquoted counts)
+[ "$(grep -c '^--' "$tmp/run.argv")" = "$(grep -c '^--' "$tmp/bare.argv")" ] ||
+	die "zsp-run and the bare bwrap would not run the same argv"
+
+set -- "$ZSP_RUN -p $policy -- /bin/true" \
+	"$bwrap --args 5 -- /bin/true 5<$tmp/args 3<$tmp/bpf 4</dev/null"
+names="zsp-run bwrap"
+if command -v firejail >/dev/null 2>&1; then
+	set -- "$@" "firejail --quiet --noprofile /bin/true"
+	names="$names firejail"
+fi
+hyperfine --style basic --warmup 3 --runs "$RUNS" --export-json "$tmp/h.json" "$@" >/dev/null 2>&1 ||
+	die "hyperfine failed: run it by hand to see why: hyperfine '$1'"
+# medians, in ms, and the ratio to the bare bwrap
+awk -v names="$names" '
+	/"median":/ { gsub(/[",]/, "", $2); m[++n] = $2 * 1000 }
+	END {
+		split(names, nm, " ")
+		for (i = 1; i <= n; i++)
+			printf "%-9s median %7.2f ms  %5.2fx bare bwrap\n", nm[i], m[i], m[i] / m[2]
+	}' "$tmp/h.json"
+printf 'BPF program: %s instructions; bwrap argv: %s arguments\n' \
+	"$(($(wc -c <"$tmp/bpf") / 8))" "$(tr -cd '\0' <"$tmp/args" | wc -c)"
