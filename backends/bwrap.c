@@ -26,6 +26,8 @@ typedef struct ent {
 	bool protect;
 	bool pin;                   /* an ancestor of a protected name: mounted on itself so it
 				     * cannot be renamed away and recreated */
+	bool untrusted;             /* reached through a symlink or a .git file the sandbox could
+				     * have written: may narrow access, never widen it */
 	enum host_kind kind;
 	const char *missing_from;   /* first missing component's path, for placeholders */
 	const zsp_ir_fs_rule *rule;
@@ -94,7 +96,10 @@ static void push_str(plan *pl, char ***arr, size_t *n, size_t *cap, const char *
 
 /* Resolves every symlink of an absolute path, component by component; the part that does not
  * exist is appended as written. *kind tells what is at the end. NULL on a loop or a path too long. */
-static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const char **missing_from)
+static bool policy_writable(const zsp_ir_policy *p, const char *dir);
+
+static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const char **missing_from,
+			  bool *untrusted)
 {
 	char cur[PATH_MAX], rest[PATH_MAX];
 	int links = 0;
@@ -145,6 +150,11 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 		}
 		if (S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX];
+			/* a link in a directory the policy lets a sandbox write may have been planted */
+			cur[cl] = 0;
+			if (untrusted && policy_writable(pl->p, cur[0] ? cur : "/"))
+				*untrusted = true;
+			cur[cl] = '/';
 			ssize_t tl = readlink(cur, target, sizeof(target) - 1);
 			if (tl < 0 || ++links > MAX_LINKS)
 				return NULL;
@@ -166,7 +176,7 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 }
 
 static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *missing_from, int access,
-			  bool protect, bool pin, const zsp_ir_fs_rule *r)
+			  bool protect, bool pin, bool untrusted, const zsp_ir_fs_rule *r)
 {
 	ent *ne = grow(pl, pl->ents, pl->n, &pl->cap, sizeof(ent));
 	if (!ne) {
@@ -177,21 +187,22 @@ static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *mi
 	/* the same canonical path twice (two spellings, or a glob match): the stronger rule, as the
 	 * oracle's tie-break does */
 	for (size_t i = 0; i < pl->n; i++)
-		if (strcmp(pl->ents[i].path, c) == 0) {
+		if (strcmp(pl->ents[i].path, c) == 0 && pl->ents[i].untrusted == untrusted) {
 			if (access > pl->ents[i].access)
 				pl->ents[i].access = access, pl->ents[i].rule = r;
 			pl->ents[i].protect |= protect;
 			pl->ents[i].pin |= pin;
 			return;
 		}
-	pl->ents[pl->n++] = (ent){ c, access, protect, pin, kind, missing_from, r };
+	pl->ents[pl->n++] = (ent){ c, access, protect, pin, untrusted, kind, missing_from, r };
 }
 
-static void add_ent(plan *pl, const char *path, int access, bool protect, const zsp_ir_fs_rule *r)
+static void add_ent(plan *pl, const char *path, int access, bool protect, bool untrusted,
+		    const zsp_ir_fs_rule *r)
 {
 	enum host_kind kind;
 	const char *missing_from;
-	char *c = canonicalize(pl, path, &kind, &missing_from);
+	char *c = canonicalize(pl, path, &kind, &missing_from, &untrusted);
 	if (!c) {
 		zsp_diag_error(pl->d, r->loc, "cannot resolve `%s` for the sandbox: %s", path,
 			       errno == ELOOP || errno == 0 ? "too many symbolic links or too long"
@@ -199,7 +210,49 @@ static void add_ent(plan *pl, const char *path, int access, bool protect, const 
 		pl->failed = true;
 		return;
 	}
-	add_canonical(pl, c, kind, missing_from, access, protect, false, r);
+	add_canonical(pl, c, kind, missing_from, access, protect, false, untrusted, r);
+}
+
+/* The most specific literal rule covering dir, as written: does it let the sandbox write? */
+static bool policy_writable(const zsp_ir_policy *p, const char *dir)
+{
+	const zsp_ir_fs_rule *best = NULL;
+	for (size_t i = 0; i < p->nfs; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		if (!r->glob && zsp_path_is_prefix(r->path, dir) &&
+		    (!best || strlen(r->path) > strlen(best->path) ||
+		     (strlen(r->path) == strlen(best->path) && r->access > best->access)))
+			best = r;
+	}
+	return best && best->access == ZSP_ACCESS_WRITE;
+}
+
+/* An entry reached through something the sandbox could have planted keeps a deny, and a read
+ * that narrows a writable place; anything that would widen access (a read of a hidden path, a
+ * write) is dropped: a symlink written in one run must not open a hole in the next. */
+static void drop_widening(plan *pl)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < pl->n; i++) {
+		ent *e = &pl->ents[i];
+		bool keep = true;
+		if (e->untrusted && e->access != ZSP_ACCESS_DENY) {
+			int target = 0;
+			size_t best = 0;
+			for (size_t j = 0; j < pl->n; j++) {
+				const ent *t = &pl->ents[j];
+				size_t l = strlen(t->path);
+				if (!t->untrusted && l >= best && zsp_path_is_prefix(t->path, e->path)) {
+					best = l;
+					target = t->access;
+				}
+			}
+			keep = e->access == ZSP_ACCESS_READ && target == ZSP_ACCESS_WRITE;
+		}
+		if (keep)
+			pl->ents[k++] = *e;
+	}
+	pl->n = k;
 }
 
 /* The access of the deepest entry at or above path (0: none). */
@@ -237,10 +290,11 @@ static void pin_ancestors(plan *pl)
 				break;
 			enum host_kind kind;
 			const char *missing_from;
-			char *c = canonicalize(pl, anc, &kind, &missing_from);
-			if (!c || strcmp(c, anc) != 0 || kind == H_IMPOSSIBLE)
+			bool untrusted = false;
+			char *c = canonicalize(pl, anc, &kind, &missing_from, &untrusted);
+			if (!c || strcmp(c, anc) != 0 || kind == H_IMPOSSIBLE || untrusted)
 				break;
-			add_canonical(pl, c, kind, missing_from, ZSP_ACCESS_WRITE, false, true, NULL);
+			add_canonical(pl, c, kind, missing_from, ZSP_ACCESS_WRITE, false, true, false, NULL);
 		}
 	}
 }
@@ -265,7 +319,7 @@ static void follow_gitdir(plan *pl, const zsp_ir_fs_rule *r)
 	if (!ok)
 		return;
 	/* the pointer itself: rewritten, it would send git to hooks of the sandbox's making */
-	add_ent(pl, dotgit, ZSP_ACCESS_READ, true, r);
+	add_ent(pl, dotgit, ZSP_ACCESS_READ, true, false, r);
 	char *dir = line + 7;
 	dir += strspn(dir, " \t");
 	dir[strcspn(dir, "\r\n")] = 0;
@@ -275,7 +329,8 @@ static void follow_gitdir(plan *pl, const zsp_ir_fs_rule *r)
 		if (snprintf(target, sizeof(target), "%s%s%s%s", dir[0] == '/' ? "" : r->root,
 			     dir[0] == '/' ? "" : "/", dir, rest) >= (int)sizeof(target))
 			return;
-		add_ent(pl, target, ZSP_ACCESS_READ, true, r);
+		/* the file's contents are the sandbox's to write when it was not protected before */
+		add_ent(pl, target, ZSP_ACCESS_READ, true, true, r);
 		/* a worktree's hooks and config live in the common directory */
 		char common[PATH_MAX], cdir[PATH_MAX];
 		if (snprintf(common, sizeof(common), "%s%s%s/commondir", dir[0] == '/' ? "" : r->root,
@@ -362,7 +417,7 @@ static void walk_dir(struct walk *w, char *buf, size_t len, int depth)
 		buf[len] = '/';
 		memcpy(buf + len + 1, de->d_name, nl + 1);
 		if (zsp_glob_match(w->r->path, buf))
-			add_ent(w->pl, buf, w->r->access, false, w->r);
+			add_ent(w->pl, buf, w->r->access, false, false, w->r);
 		unsigned char type = de->d_type;
 		if (type == DT_UNKNOWN) {
 			struct stat st;
@@ -647,7 +702,7 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		if (unresolved(&pl, r->path, r->loc))
 			continue;
 		if (!r->glob)
-			add_ent(&pl, r->path, r->access, r->protect != NULL, r);
+			add_ent(&pl, r->path, r->access, r->protect != NULL, false, r);
 		if (!pl.failed)
 			follow_gitdir(&pl, r);
 	}
@@ -656,8 +711,10 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 			expand_glob(&pl, &p->fs[i]);
 	for (size_t i = 0; i < p->nenv_set; i++)
 		unresolved(&pl, p->env_set[i].value, p->env_set[i].loc);
-	if (!pl.failed)
+	if (!pl.failed) {
+		drop_widening(&pl);
 		pin_ancestors(&pl);
+	}
 	if (pl.failed)
 		return -1;
 	qsort(pl.ents, pl.n, sizeof(ent), path_cmp);
@@ -692,6 +749,14 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	arg(&pl, "--disable-userns");
 	if (o->proc) {
 		args(&pl, "--proc", "/proc", NULL);
+		/* bwrap 0.8 leaves /proc/sys writable for a root caller (uid 0 stays uid 0, and sysctl
+		 * writes check the uid, not capabilities): kernel.core_pattern would run a program as
+		 * root outside every namespace. The sysctl tree is one for all mounts of proc (its
+		 * namespaced parts follow the reading task), so the host's, read-only, is the same. */
+		args(&pl, "--ro-bind", "/proc/sys", "/proc/sys");
+		args(&pl, "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger");
+		args(&pl, "--ro-bind-try", "/proc/irq", "/proc/irq");
+		args(&pl, "--ro-bind-try", "/proc/bus", "/proc/bus");
 		for (size_t i = first; i < pl.n; i++)
 			if (under(pl.ents[i].path, "/proc") && strcmp(pl.ents[i].path, "/proc") != 0)
 				emit_ent(&pl, i);

@@ -127,6 +127,62 @@ static int apply_limits(const zsp_ir_policy *p)
 	return 0;
 }
 
+/* RLIMIT_NPROC never applies to the machine's real root, and bwrap keeps a root caller uid 0:
+ * for root, `limit nproc` is a pids cgroup of its own (cgroup v1's pids hierarchy, or a cgroup2
+ * whose pids controller is enabled for children). No such cgroup: the run is refused. */
+static int nproc_cgroup(const zsp_ir_policy *p, char *dir, size_t size, const char **why)
+{
+	static char msg[512];
+	dir[0] = 0;
+	const zsp_ir_limit *lim = &p->limits[ZSP_LIMIT_NPROC];
+	if (!lim->set || lim->unlimited || geteuid() != 0)
+		return 0;
+	const char *bases[] = { "/sys/fs/cgroup/pids", "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		char probe[256];
+		snprintf(probe, sizeof(probe), "%s/pids.max", bases[i]);
+		char ctl[256];
+		snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", bases[i]);
+		bool v1 = i == 0 && access(bases[i], W_OK) == 0;
+		bool v2 = false;
+		if (!v1) {
+			FILE *f = fopen(ctl, "re");
+			char line[256] = "";
+			if (f) {
+				v2 = fgets(line, sizeof(line), f) && strstr(line, "pids");
+				fclose(f);
+			}
+		}
+		if (!v1 && !v2)
+			continue;
+		snprintf(dir, size, "%s/zsp-run.%d", bases[i], (int)getpid());
+		if (mkdir(dir, 0755) != 0)
+			continue;
+		char file[512];
+		snprintf(file, sizeof(file), "%s/pids.max", dir);
+		FILE *f = fopen(file, "we");
+		bool ok = f && fprintf(f, "%llu\n", (unsigned long long)lim->value) > 0;
+		if (f && fclose(f) != 0)
+			ok = false;
+		if (ok)
+			return 0;
+		rmdir(dir);
+	}
+	dir[0] = 0;
+	snprintf(msg, sizeof(msg), "`limit nproc` cannot be enforced for root here: RLIMIT_NPROC does not "
+		 "apply to root and no pids cgroup could be created under /sys/fs/cgroup; run as a regular "
+		 "user, or give root a writable pids cgroup");
+	*why = msg;
+	return -1;
+}
+
+static void remove_cgroup(const char *dir)
+{
+	/* the sandbox's processes die with bwrap; give the kernel a moment to reap them */
+	for (int i = 0; dir[0] && i < 100 && rmdir(dir) != 0 && errno == EBUSY; i++)
+		usleep(10000);
+}
+
 static volatile sig_atomic_t child_pid;
 
 static void forward(int sig)
@@ -135,7 +191,7 @@ static void forward(int sig)
 		kill((pid_t)child_pid, sig);
 }
 
-static void child_exec(const zsp_launch *l, int fds[4], char *const *cmd, int report)
+static void child_exec(const zsp_launch *l, int fds[4], char *const *cmd, int report, const char *cgroup)
 {
 	/* fds: seccomp, empty, args, status -> 3, 4, 5, 6; the report pipe stays above them */
 	int targets[4] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS };
@@ -160,6 +216,15 @@ static void child_exec(const zsp_launch *l, int fds[4], char *const *cmd, int re
 	what = "cannot apply the policy's resource limits";
 	if (apply_limits(l->p) != 0)
 		goto fail;
+	if (cgroup[0]) {
+		char procs[600];
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+		int cfd = open(procs, O_WRONLY | O_CLOEXEC);
+		what = "cannot enter the pids cgroup for `limit nproc`";
+		if (cfd < 0 || write(cfd, "0\n", 2) != 2)
+			goto fail;
+		close(cfd);
+	}
 	signal(SIGPIPE, SIG_DFL);
 	size_t n = 0;
 	while (cmd[n])
@@ -277,6 +342,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		why = &dummy;
 	*why = NULL;
 	held h = { 0 };
+	char cgroup[512] = "";
 	int fds[4] = { -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, report[2] = { -1, -1 };
 	int rc = ZSP_RUN_ESETUP;
 	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
@@ -289,6 +355,8 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		goto out;
 	}
 	fds[3] = status_pipe[1];
+	if (nproc_cgroup(l->p, cgroup, sizeof(cgroup), why) != 0)
+		goto out;
 	if (make_placeholders(l, &h, why) != 0)
 		goto out;
 
@@ -303,7 +371,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 			sigaction(sigs[i], &old[i], NULL);
 		close(report[0]);
 		close(status_pipe[0]);
-		child_exec(l, fds, argv, report[1]);
+		child_exec(l, fds, argv, report[1], cgroup);
 	}
 	if (pid < 0) {
 		snprintf(msg, sizeof(msg), "cannot start bwrap: %s", strerror(errno));
@@ -340,6 +408,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	for (int i = 0; i < 4; i++)
 		sigaction(sigs[i], &old[i], NULL);
 out:
+	remove_cgroup(cgroup);
 	remove_placeholders(l, &h);
 	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
