@@ -9,7 +9,7 @@ top=$(cd "$(dirname "$0")" && pwd)
 build="$top/_build"
 jobs=$(nproc 2>/dev/null || echo 2)
 packages="build-essential autoconf automake libtool pkg-config flex bison libseccomp-dev
-libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils"
+libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils procps"
 
 say() { printf 'dev.sh: %s\n' "$*" >&2; }
 

@@ -41,6 +41,29 @@ for who in $(identities); do
 	grep -q "install bubblewrap" "$tmp/err" && ok || bad "no remedy for a missing bwrap"
 	[ ! -e "$marker" ] && ok || bad "the command ran although the sandbox failed"
 
+	# the environment failures bwrap reports (REFERENCE §A) are recognised and explained
+	real=$(command -v bwrap)
+	fake=$tmp/fake-bwrap.$who
+	for failure in userns proc net; do
+		case $failure in
+		userns) msg="bwrap: setting up uid map: Permission denied" pat="--unshare-user" hint="forbids new namespaces" ;;
+		proc) msg="bwrap: Can't mount proc on /newroot/proc: Operation not permitted" pat="--proc" hint="--no-proc" ;;
+		net) msg="bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted" pat="--unshare-net" hint="network namespace" ;;
+		esac
+		cat >"$fake" <<EOS
+#!/bin/sh
+# a bwrap that fails the way $failure failures look, for whatever asks for $pat
+args="\$*"
+if [ "\$1" = --args ]; then args=\$(tr '\\000' ' ' <&5); fi
+case " \$args " in *" $pat "*) echo "$msg" >&2; exit 1 ;; esac
+exec "$real" "\$@"
+EOS
+		chmod 755 "$fake"
+		expect_rc 125 "$failure failure" env ZSP_BWRAP="$fake" "$ZSP_RUN" -- sh -c "touch $marker"
+		grep -q -- "$hint" "$tmp/err" && ok || { bad "$failure failure not explained (wanted: $hint)"; sed 's/^/  | /' "$tmp/err"; }
+	done
+	[ ! -e "$marker" ] && ok || bad "the command ran although the sandbox failed"
+
 	# placeholders: missing protected names are masked while the command runs, gone after it
 	before=$(cd "$ws" && ls -A | sort | tr '\n' ' ')
 	expect_rc 1 "a missing protected name cannot be created" "$ZSP_RUN" -- sh -c 'mkdir .codex/x || mkdir -p .claude/commands/x'
@@ -80,7 +103,7 @@ for who in $(identities); do
 	sleep 0.4
 	seen=0
 	for pid in $(pgrep -x bwrap); do
-		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q zsp-marker-path && seen=1
+		{ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q zsp-marker-path && seen=1
 	done
 	wait $bg
 	[ "$seen" -eq 0 ] && ok || bad "bwrap's command line shows the environment"
