@@ -348,6 +348,21 @@ for who in $(identities); do
 	wait "$agent" "$logger" 2>/dev/null
 	[ "$sockdir" = "$world" ] || rm -rf "$sockdir"
 
+	# ---- a symlink planted by one run must not widen the next (policies/island.zsp) ----
+	mkdir -p "$ws/a/docs"
+	echo "secret docs" >"$home/.ssh/docs"
+	own "$ws/a" "$home/.ssh/docs"
+	attack "plant: rename a directory holding a read-only island" allowed \
+		"$run" -p "$policies/island.zsp" -- "$P" rename "$ws/a" "$ws/a.moved"
+	rm -rf "$ws/a"
+	ln -s "$home/.ssh" "$ws/a"
+	own "$ws/a"
+	attack "read a hidden file through a planted symlink" denied \
+		"$run" -p "$policies/island.zsp" -- "$P" read "$ws/a/docs"
+	attack "read the hidden file itself after the plant" denied \
+		"$run" -p "$policies/island.zsp" -- "$P" read "$home/.ssh/docs"
+	rm -f "$ws/a" "$home/.ssh/docs"
+
 	# ---- 20, 21. resource limits (policies/limits.zsp: fsize 1 MiB, nproc 64) ----
 	attack "fill the disk past fsize" denied:EFBIG "$run" -p "$policies/limits.zsp" -- "$P" fsize "$ws/big" 4194304
 	big=$(stat -c %s "$ws/big" 2>/dev/null || echo 0)
