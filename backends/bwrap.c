@@ -392,7 +392,7 @@ static char *glob_literal_prefix(plan *pl, const char *pattern)
 struct walk {
 	plan *pl;
 	const zsp_ir_fs_rule *r;
-	size_t seen;
+	size_t seen, max;
 	bool over;
 };
 
@@ -407,7 +407,7 @@ static void walk_dir(struct walk *w, char *buf, size_t len, int depth)
 	while ((de = readdir(dir))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (++w->seen > WALK_MAX_ENTRIES) {
+		if (++w->seen > w->max) {
 			w->over = true;
 			break;
 		}
@@ -454,12 +454,12 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
 		char buf[PATH_MAX];
 		if (snprintf(buf, sizeof(buf), "%s", strcmp(root, "/") == 0 ? "" : root) >= (int)sizeof(buf))
 			continue;
-		struct walk wk = { pl, r, 0, false };
+		struct walk wk = { pl, r, 0, pl->o->walk_max ? pl->o->walk_max : WALK_MAX_ENTRIES, false };
 		walk_dir(&wk, buf, strlen(buf), 0);
 		if (wk.over) {
 			zsp_diag_error(pl->d, r->loc,
-				       "`%s` would need more than %d entries of `%s` to be walked to find its matches",
-				       r->path, WALK_MAX_ENTRIES, root);
+				       "`%s` would need more than %zu entries of `%s` to be walked to find its matches",
+				       r->path, wk.max, root);
 			zsp_diag_hint(pl->d, "narrow the glob to a directory (e.g. \"${WORKSPACE}/config/**/.env\")");
 			pl->failed = true;
 			return;

@@ -22,6 +22,7 @@ typedef struct zsp_linux_opts {
 	char *const *environ;     /* the environment the sandbox's is built from (NULL: none) */
 	bool seccomp;             /* add --seccomp ZSP_FD_SECCOMP */
 	bool proc;                /* add --proc /proc (zsp-run drops it where /proc cannot be mounted) */
+	size_t walk_max;          /* entries a glob may walk before the launch is refused (0: 200,000) */
 } zsp_linux_opts;
 
 /* A missing protected or denied name under a writable root is masked by a read-only empty

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../backends/linux.h"
+#include "../../compiler/compile.h"
 #include "fuzz.h"
 #include "zsp.h"
 
@@ -20,9 +22,41 @@ static void discard(void *ctx, const char *text, size_t len)
 	(void)len;
 }
 
-/* On success, walks the whole result: names and the IR as JSON. */
+/* The Linux lowering of each policy: the bwrap plan (against this machine's file system, with
+ * a small glob walk budget) and the seccomp program in both forms. */
+static void lower(const zsp_policy_set *set)
+{
+	static char *const env[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "LC_ALL=C", NULL };
+	const zsp_ir *ir = zsp_policy_set_ir(set);
+	for (size_t i = 0; i < ir->npolicies; i++) {
+		const zsp_ir_policy *p = &ir->policies[i];
+		zsp_arena *a = zsp_arena_new();
+		zsp_diag d;
+		zsp_diag_init(&d, discard, NULL);
+		zsp_linux_opts o = { .chdir = "/", .environ = env, .seccomp = true, .proc = true, .walk_max = 500 };
+		zsp_bwrap_plan plan;
+		zsp_linux_check(p, &d);
+		if (!a)
+			abort();
+		if (zsp_bwrap_plan_build(p, &o, a, &d, &plan) == 0)
+			for (size_t k = 0; k < plan.argc; k++)
+				if (!plan.argv[k])
+					abort();
+		zsp_arena_free(a);
+		for (int pfc = 0; pfc < 2; pfc++) {
+			char *out = NULL;
+			size_t len = 0;
+			if (zsp_seccomp_export(p, pfc, &d, &out, &len) == 0 && (!out || (!pfc && len % 8)))
+				abort();
+			free(out);
+		}
+	}
+}
+
+/* On success, walks the whole result: names, the IR as JSON, the Linux lowering. */
 static void use_result(zsp_policy_set *set)
 {
+	lower(set);
 	size_t n = zsp_policy_set_count(set);
 	for (size_t i = 0; i < n; i++)
 		if (!zsp_policy_set_name(set, i))
