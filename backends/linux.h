@@ -59,6 +59,10 @@ long zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d);
  * the user cannot be found. */
 int zsp_linux_defaults(const char *names[5], const char *values[5]);
 
+/* A program installed beside the running one (a build tree keeps them together), else
+ * fallback. Returns a static buffer or fallback. */
+const char *zsp_program_path(const char *name, const char *fallback);
+
 /* Shell-quotes one argument for a POSIX shell: as is when it is made of safe characters, else in
  * single quotes. malloc'd. */
 char *zsp_shell_quote(const char *s);

@@ -64,3 +64,17 @@ char *zsp_shell_quote(const char *s)
 	*o = 0;
 	return out;
 }
+
+const char *zsp_program_path(const char *name, const char *fallback)
+{
+	static char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 64);
+	if (n <= 0 || strlen(name) > 60)
+		return fallback;
+	buf[n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return fallback;
+	strcpy(slash + 1, name);
+	return access(buf, X_OK) == 0 ? buf : fallback;
+}

@@ -32,6 +32,11 @@ zsp_compiler *zspc_compiler(const struct zspc_opts *o, const char *const *names,
 int zspc_compile(const struct zspc_opts *o, const char *const *names, const char *const *values,
 		 size_t n, const char *file, zsp_policy_set **set);
 
+struct zsp_ir;
+struct zsp_ir_policy;
+/* The policy named NAME, or the set's only one; NULL after saying why on stderr. */
+const struct zsp_ir_policy *zspc_choose_policy(const struct zsp_ir *ir, const char *name);
+
 int zspc_query(const struct zspc_opts *o, const char *file);
 int zspc_test(const struct zspc_opts *o, const char *file);
 int zspc_import(const struct zspc_opts *o, const char *file);

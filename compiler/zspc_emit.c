@@ -14,21 +14,6 @@
 
 extern char **environ;
 
-static const zsp_ir_policy *pick_policy(const zsp_ir *ir, const char *name)
-{
-	if (name) {
-		const zsp_ir_policy *p = zsp_ir_find_policy(ir, name);
-		if (!p)
-			fprintf(stderr, "zspc: no policy named `%s` in %s\n", name, ir->source);
-		return p;
-	}
-	if (ir->npolicies == 1)
-		return &ir->policies[0];
-	fprintf(stderr, "zspc: %s defines %zu policies: say which with --policy NAME\n", ir->source,
-		ir->npolicies);
-	return NULL;
-}
-
 void zspc_backend_diag(const struct zspc_opts *o, zsp_diag *d)
 {
 	zsp_diag_init(d, to_stderr, NULL);
@@ -107,7 +92,7 @@ int zspc_emit_linux(const struct zspc_opts *o, const char *file)
 		zsp_policy_set_free(set);
 		return rc;
 	}
-	const zsp_ir_policy *p = pick_policy(zsp_policy_set_ir(set), o->policy);
+	const zsp_ir_policy *p = zspc_choose_policy(zsp_policy_set_ir(set), o->policy);
 	if (!p) {
 		zsp_policy_set_free(set);
 		return ZSP_EUSAGE;
@@ -134,18 +119,7 @@ int zspc_emit_linux(const struct zspc_opts *o, const char *file)
 
 int zspc_verify(const struct zspc_opts *o, const char *file)
 {
-	char self[4096];
-	const char *run = ZSP_BINDIR "/zsp-run";
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 16);
-	if (n > 0) {
-		self[n] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			strcpy(slash + 1, "zsp-run");
-			if (access(self, X_OK) == 0)
-				run = self;
-		}
-	}
+	const char *run = zsp_program_path("zsp-run", ZSP_BINDIR "/zsp-run");
 	const char **argv = calloc(2 * o->nincludes + 8, sizeof(char *));
 	if (!argv)
 		return ZSP_EINTERNAL;

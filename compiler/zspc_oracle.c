@@ -35,7 +35,7 @@ static void print_explain(FILE *f, const zsp_ir_policy *p, const zsp_verdict *v,
 
 /* ---- policies and the machine ----------------------------------------------------------- */
 
-static const zsp_ir_policy *choose_policy(const zsp_ir *ir, const char *name)
+const zsp_ir_policy *zspc_choose_policy(const zsp_ir *ir, const char *name)
 {
 	if (name) {
 		const zsp_ir_policy *p = zsp_ir_find_policy(ir, name);
@@ -170,7 +170,7 @@ int zspc_query(const struct zspc_opts *opts, const char *file)
 	if (rc != ZSP_OK)
 		return rc == ZSP_EPOLICY ? EXIT_NO_DECISION : rc;
 	const zsp_ir *ir = zsp_policy_set_ir(set);
-	const zsp_ir_policy *p = choose_policy(ir, opts->policy);
+	const zsp_ir_policy *p = zspc_choose_policy(ir, opts->policy);
 	if (!p) {
 		zsp_policy_set_free(set);
 		return ZSP_EUSAGE;

@@ -49,24 +49,11 @@ static void to_stderr(void *ctx, const char *text, size_t len)
 	fwrite(text, 1, len, stderr);
 }
 
-/* The probe next to this program (a build tree), else the installed one. */
+/* The probe: $ZSP_PROBE (tests), the one next to this program (a build tree), the installed one. */
 static const char *probe_path(void)
 {
-	static char buf[4096];
 	const char *env = getenv("ZSP_PROBE");
-	if (env && *env)
-		return env;
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
-	if (n > 0) {
-		buf[n] = 0;
-		char *slash = strrchr(buf, '/');
-		if (slash) {
-			strcpy(slash + 1, "zsp-probe");
-			if (access(buf, X_OK) == 0)
-				return buf;
-		}
-	}
-	return ZSP_PROBE_PATH;
+	return env && *env ? env : zsp_program_path("zsp-probe", ZSP_PROBE_PATH);
 }
 
 static int mkdirs(const char *path, mode_t mode)
