@@ -64,6 +64,17 @@ EOS
 	done
 	[ ! -e "$marker" ] && ok || bad "the command ran although the sandbox failed"
 
+	# a signal to zsp-run reaches the sandbox; zsp-run still cleans up and reports 128+N
+	(cd "$ws" && as "$who" "$ZSP_RUN" -- sleep 31) >/dev/null 2>&1 &
+	bg=$!
+	sleep 0.5
+	pkill -TERM -f -- "zsp-run -- sleep 31"
+	wait "$bg"
+	got=$?
+	[ "$got" -eq 143 ] && ok || bad "SIGTERM: exit $got, expected 143"
+	left=$(cd "$ws" && ls -A | grep -c -e '^\.codex$' -e '^\.claude$')
+	[ "$left" -eq 0 ] && ok || bad "placeholders left after SIGTERM"
+
 	# placeholders: missing protected names are masked while the command runs, gone after it
 	before=$(cd "$ws" && ls -A | sort | tr '\n' ' ')
 	expect_rc 1 "a missing protected name cannot be created" "$ZSP_RUN" -- sh -c 'mkdir .codex/x || mkdir -p .claude/commands/x'
@@ -117,6 +128,11 @@ EOS
 
 	expect_rc 1 "--strict refuses what Linux cannot enforce" "$ZSP_RUN" --strict -- true
 	grep -q "unenforced" "$tmp/err" && ok || bad "--strict did not name the warning"
+	# binary to a terminal is refused (script(1) gives zspc a pty)
+	if command -v script >/dev/null 2>&1; then
+		expect_rc 64 "--emit bpf to a terminal" script -qec "'$ZSPC' --emit bpf '$top_srcdir/examples/workspace.zsp'" /dev/null
+		grep -q "writes a binary program" "$tmp/out" && ok || bad "--emit bpf to a terminal: no explanation"
+	fi
 	expect_rc 0 "--doctor" "$ZSP_RUN" --doctor
 	grep -q "result: a sandbox can be built here" "$tmp/out" && ok || bad "--doctor: $(tail -1 "$tmp/out")"
 done
