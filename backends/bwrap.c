@@ -717,7 +717,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	}
 	if (pl.failed)
 		return -1;
-	qsort(pl.ents, pl.n, sizeof(ent), path_cmp);
+	if (pl.n)
+		qsort(pl.ents, pl.n, sizeof(ent), path_cmp);
 
 	/* root view */
 	size_t first = 0;

@@ -54,9 +54,9 @@ int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out
 long zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d);
 
 /* Values for the built-in parameters a sandbox on this machine needs: WORKSPACE (the current
- * directory), HOME, TMPDIR (else /tmp), UID and USER. Fills names/values (static or malloc'd,
- * never freed: a process-lifetime table) and returns how many; -1 if the current directory or
- * the user cannot be found. */
+ * directory), HOME, TMPDIR (else /tmp), UID and USER. Fills names/values (static storage,
+ * valid until the next call) and returns how many; -1 if the current directory or the user
+ * cannot be found. */
 int zsp_linux_defaults(const char *names[5], const char *values[5]);
 
 /* A program installed beside the running one (a build tree keeps them together), else

@@ -2,6 +2,7 @@
  * built-in parameters, and the shell quoting of an emitted argv. */
 #include "config.h"
 
+#include <limits.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,12 +14,11 @@
 
 int zsp_linux_defaults(const char *names[5], const char *values[5])
 {
-	static char uid[32];
+	static char uid[32], cwd[PATH_MAX], user[256];
 	struct passwd *pw = getpwuid(getuid());
 	const char *home = getenv("HOME");
 	const char *tmp = getenv("TMPDIR");
-	char *cwd = getcwd(NULL, 0);
-	if (!cwd)
+	if (!getcwd(cwd, sizeof(cwd)))
 		return -1;
 	if (!home || home[0] != '/')
 		home = pw ? pw->pw_dir : NULL;
@@ -32,8 +32,8 @@ int zsp_linux_defaults(const char *names[5], const char *values[5])
 	names[n] = "HOME", values[n++] = home;
 	names[n] = "TMPDIR", values[n++] = tmp;
 	names[n] = "UID", values[n++] = uid;
-	if (pw && pw->pw_name)
-		names[n] = "USER", values[n++] = strdup(pw->pw_name);
+	if (pw && pw->pw_name && snprintf(user, sizeof(user), "%s", pw->pw_name) < (int)sizeof(user))
+		names[n] = "USER", values[n++] = user;
 	return n;
 }
 

@@ -229,7 +229,7 @@ static void child_exec(const zsp_launch *l, int fds[4], char *const *cmd, int re
 	size_t n = 0;
 	while (cmd[n])
 		n++;
-	const char **argv = calloc(n + 6, sizeof(char *));
+	const char **argv = calloc(n + 7, sizeof(char *)); /* 6 options, the command, NULL */
 	if (!argv)
 		goto fail;
 	char fa[16], fs[16];

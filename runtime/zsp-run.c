@@ -178,7 +178,7 @@ static int run(const struct run_opts *o, char *const *cmd)
 	return rc;
 }
 
-int main(int argc, char **argv)
+static int parse_and_run(struct run_opts *o, int argc, char **argv)
 {
 	enum { OPT_POLICY = 256, OPT_STRICT, OPT_NO_PROC, OPT_PRINT, OPT_DOCTOR, OPT_VERIFY };
 	static const struct option longopts[] = {
@@ -192,25 +192,16 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct run_opts o = { 0 };
 	bool doctor = false, verify = false;
-	o.inc = calloc((size_t)argc + 1, sizeof(char *));
-	o.warn = calloc((size_t)argc + 1, sizeof(char *));
-	o.dnames = calloc((size_t)argc + 1, sizeof(char *));
-	o.dvalues = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o.inc || !o.warn || !o.dnames || !o.dvalues) {
-		fprintf(stderr, "zsp-run: out of memory\n");
-		return ZSP_RUN_ESETUP;
-	}
 	opterr = 0;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "+p:D:I:W:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			o.file = optarg;
+			o->file = optarg;
 			break;
 		case OPT_POLICY:
-			o.policy = optarg;
+			o->policy = optarg;
 			break;
 		case 'D': {
 			char *eq = strchr(optarg, '=');
@@ -224,12 +215,12 @@ int main(int argc, char **argv)
 					*eq = '=';
 				return usage("-D %s: expected NAME=VALUE (NAME is [A-Za-z_][A-Za-z0-9_]*)", optarg);
 			}
-			o.dnames[o.ndef] = optarg;
-			o.dvalues[o.ndef++] = eq + 1;
+			o->dnames[o->ndef] = optarg;
+			o->dvalues[o->ndef++] = eq + 1;
 			break;
 		}
 		case 'I':
-			o.inc[o.ninc++] = optarg;
+			o->inc[o->ninc++] = optarg;
 			break;
 		case 'W': {
 			zsp_compiler *probe = zsp_compiler_new();
@@ -237,17 +228,17 @@ int main(int argc, char **argv)
 			zsp_compiler_free(probe);
 			if (!ok)
 				return usage("unknown warning option `-W%s`", optarg);
-			o.warn[o.nwarn++] = optarg;
+			o->warn[o->nwarn++] = optarg;
 			break;
 		}
 		case OPT_STRICT:
-			o.strict = true;
+			o->strict = true;
 			break;
 		case OPT_NO_PROC:
-			o.no_proc = true;
+			o->no_proc = true;
 			break;
 		case OPT_PRINT:
-			o.print = true;
+			o->print = true;
 			break;
 		case OPT_DOCTOR:
 			doctor = true;
@@ -277,13 +268,32 @@ int main(int argc, char **argv)
 	if (verify) {
 		if (optind != argc - 1)
 			return usage("%s", "--verify needs exactly one policy file");
-		if (o.file || o.print)
+		if (o->file || o->print)
 			return usage("%s", "--verify takes the policy file as its argument, without -p or --print");
-		struct zsp_verify_opts vo = { .file = argv[optind], .policy = o.policy, .includes = o.inc,
-					      .nincludes = o.ninc, .no_proc = o.no_proc };
+		struct zsp_verify_opts vo = { .file = argv[optind], .policy = o->policy, .includes = o->inc,
+					      .nincludes = o->ninc, .no_proc = o->no_proc };
 		return zsp_verify(&vo);
 	}
-	if (optind >= argc && !o.print)
+	if (optind >= argc && !o->print)
 		return usage("%s", "no command given: zsp-run [OPTIONS] -- COMMAND [ARG]...");
-	return run(&o, argv + optind);
+	return run(o, argv + optind);
+}
+
+int main(int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	o.inc = calloc((size_t)argc + 1, sizeof(char *));
+	o.warn = calloc((size_t)argc + 1, sizeof(char *));
+	o.dnames = calloc((size_t)argc + 1, sizeof(char *));
+	o.dvalues = calloc((size_t)argc + 1, sizeof(char *));
+	int rc = ZSP_RUN_ESETUP;
+	if (!o.inc || !o.warn || !o.dnames || !o.dvalues)
+		fprintf(stderr, "zsp-run: out of memory\n");
+	else
+		rc = parse_and_run(&o, argc, argv);
+	free(o.inc);
+	free(o.warn);
+	free(o.dnames);
+	free(o.dvalues);
+	return rc;
 }
