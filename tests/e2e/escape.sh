@@ -239,6 +239,29 @@ for who in $(identities); do
 		host "missing protected names: no $n left" ! -e "$ws/$n"
 	done
 
+	# ---- 9b. a worktree: the workspace's .git is a file pointing into a repository that lies in
+	# another writable root (TMPDIR); its hooks and config, and the pointer, are protected too ----
+	wt=$world/wt
+	repo=$tmpdir/repo
+	mkdir -p "$wt/src" "$repo/.git/hooks" "$repo/.git/worktrees/wt"
+	echo "[core]" >"$repo/.git/config"
+	echo "gitdir: $repo/.git/worktrees/wt" >"$wt/.git"
+	echo "../.." >"$repo/.git/worktrees/wt/commondir"
+	own "$wt" "$wt/src" "$wt/.git" "$repo" "$repo/.git" "$repo/.git/hooks" "$repo/.git/config" \
+		"$repo/.git/worktrees" "$repo/.git/worktrees/wt" "$repo/.git/worktrees/wt/commondir"
+	wtrun() { (cd "$wt" && as "$who" "$run" -- "$P" "$@") </dev/null >"$tmp/out" 2>"$tmp/err"; }
+	nattacks=$((nattacks + 3))
+	wtrun write "$repo/.git/hooks/pre-commit"
+	judge "worktree: write the repository's hooks/pre-commit" denied
+	wtrun write "$repo/.git/config"
+	judge "worktree: write the repository's config" denied
+	wtrun write "$wt/.git"
+	judge "worktree: rewrite the .git pointer" denied
+	(cd "$wt" && as "$who" "$run" -- "$P" write "$wt/src/lib.rs") </dev/null >"$tmp/out" 2>"$tmp/err"
+	judge "control: worktree: write a source file" allowed
+	host "worktree: no hook planted" ! -e "$repo/.git/hooks/pre-commit"
+	rm -rf "$wt" "$repo"
+
 	# ---- 10. .env ----
 	attack "read .env" denied "$run" -- "$P" read "$ws/.env"
 	attack "write .env" denied "$run" -- "$P" write "$ws/.env"
