@@ -392,6 +392,7 @@ static char *glob_literal_prefix(plan *pl, const char *pattern)
 struct walk {
 	plan *pl;
 	const zsp_ir_fs_rule *r;
+	const char *last;           /* the pattern's last component when it is literal, else NULL */
 	size_t seen, max;
 	bool over;
 };
@@ -416,7 +417,8 @@ static void walk_dir(struct walk *w, char *buf, size_t len, int depth)
 			continue;
 		buf[len] = '/';
 		memcpy(buf + len + 1, de->d_name, nl + 1);
-		if (zsp_glob_match(w->r->path, buf))
+		/* a literal last component must equal the name: most entries stop here */
+		if ((!w->last || strcmp(w->last, de->d_name) == 0) && zsp_glob_match(w->r->path, buf))
 			add_ent(w->pl, buf, w->r->access, false, false, w->r);
 		unsigned char type = de->d_type;
 		if (type == DT_UNKNOWN) {
@@ -454,7 +456,11 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
 		char buf[PATH_MAX];
 		if (snprintf(buf, sizeof(buf), "%s", strcmp(root, "/") == 0 ? "" : root) >= (int)sizeof(buf))
 			continue;
-		struct walk wk = { pl, r, 0, pl->o->walk_max ? pl->o->walk_max : WALK_MAX_ENTRIES, false };
+		const char *last = strrchr(r->path, '/');
+		last = last ? last + 1 : r->path;
+		if (zsp_glob_has_meta(last) || strchr(last, '\\'))
+			last = NULL;
+		struct walk wk = { pl, r, last, 0, pl->o->walk_max ? pl->o->walk_max : WALK_MAX_ENTRIES, false };
 		walk_dir(&wk, buf, strlen(buf), 0);
 		if (wk.over) {
 			zsp_diag_error(pl->d, r->loc,
