@@ -229,6 +229,7 @@ int main(int argc, char **argv)
 	enum {
 		OPT_POLICY = 256, OPT_EXPLAIN, OPT_FORMAT, OPT_WORKSPACE, OPT_NO_SYMLINKS,
 		OPT_COVERAGE, OPT_COVERAGE_MIN, OPT_BATCH, OPT_TEST, OPT_QUERY, OPT_IMPORT, OPT_STRICT, OPT_VERIFY,
+		OPT_DISTRIBUTION, OPT_USER, OPT_CD,
 	};
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },
@@ -245,6 +246,9 @@ int main(int argc, char **argv)
 		{ "coverage", no_argument, NULL, OPT_COVERAGE },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "distribution", required_argument, NULL, OPT_DISTRIBUTION },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "cd", required_argument, NULL, OPT_CD },
 		{ "coverage-min", required_argument, NULL, OPT_COVERAGE_MIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -276,11 +280,12 @@ int main(int argc, char **argv)
 			if ((rc = set_mode(&mode, MODE_EMIT)) != ZSP_OK)
 				break;
 			o.emit = optarg;
-			if (!strcmp(optarg, "sbpl") || !strcmp(optarg, "wsl"))
-				rc = usage_error("--emit %s is not implemented in this version (ir, bwrap, bpf and pfc are)", optarg);
-			else if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "bwrap") != 0 &&
-				 strcmp(optarg, "bpf") != 0 && strcmp(optarg, "pfc") != 0)
-				rc = usage_error("unknown --emit format `%s` (expected ir, bwrap, bpf or pfc)", optarg);
+			if (strcmp(optarg, "ir") != 0 && strcmp(optarg, "bwrap") != 0 &&
+			    strcmp(optarg, "bpf") != 0 && strcmp(optarg, "pfc") != 0 &&
+			    strcmp(optarg, "sbpl") != 0 && strcmp(optarg, "sandbox-exec") != 0 &&
+			    strcmp(optarg, "wsl") != 0)
+				rc = usage_error("unknown --emit format `%s` (expected ir, bwrap, bpf, pfc, sbpl, "
+						 "sandbox-exec or wsl)", optarg);
 			break;
 		case OPT_QUERY:
 			if ((rc = set_mode(&mode, MODE_QUERY)) == ZSP_OK)
@@ -325,6 +330,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_VERIFY:
 			rc = set_mode(&mode, MODE_VERIFY);
+			break;
+		case OPT_DISTRIBUTION:
+			o.wsl_distribution = optarg;
+			break;
+		case OPT_USER:
+			o.wsl_user = optarg;
+			break;
+		case OPT_CD:
+			o.wsl_cd = optarg;
 			break;
 		case OPT_COVERAGE_MIN: {
 			char *end;
@@ -382,6 +396,18 @@ int main(int argc, char **argv)
 		rc = usage_error("%s", "say what to do: --check, --emit ir, --query, --batch, --test or --import zed");
 		goto done;
 	}
+	/* --emit sandbox-exec and --emit wsl print a whole command line: FILE.zsp [-- COMMAND...] */
+	bool with_command = mode == MODE_EMIT &&
+			    (strcmp(o.emit, "sandbox-exec") == 0 || strcmp(o.emit, "wsl") == 0);
+	if (with_command && optind < argc - 1 && strcmp(argv[optind + 1], "--") == 0) {
+		o.command = (const char *const *)argv + optind + 2;
+		o.ncommand = (size_t)(argc - optind - 2);
+		argc = optind + 1;
+	}
+	if ((o.wsl_distribution || o.wsl_user || o.wsl_cd) && !(mode == MODE_EMIT && strcmp(o.emit, "wsl") == 0)) {
+		rc = usage_error("%s", "--distribution, --user and --cd go with --emit wsl");
+		goto done;
+	}
 	if (optind != argc - 1) {
 		rc = usage_error("%s", optind >= argc ? "no policy file given" : "give exactly one policy file");
 		goto done;
@@ -391,13 +417,15 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	bool asks = mode == MODE_QUERY || mode == MODE_BATCH;
-	bool linux_emit = mode == MODE_EMIT && strcmp(o.emit, "ir") != 0;
+	bool backend_emit = mode == MODE_EMIT && strcmp(o.emit, "ir") != 0;
+	bool linux_emit = backend_emit && (strcmp(o.emit, "bwrap") == 0 || strcmp(o.emit, "bpf") == 0 ||
+					   strcmp(o.emit, "pfc") == 0);
 	if (o.nul && !(linux_emit && strcmp(o.emit, "bwrap") == 0)) {
 		rc = usage_error("%s", "--format nul goes with --emit bwrap");
 		goto done;
 	}
-	if (o.strict && !linux_emit) {
-		rc = usage_error("%s", "--strict goes with --emit bwrap, bpf and pfc");
+	if (o.strict && !backend_emit) {
+		rc = usage_error("%s", "--strict goes with --emit bwrap, bpf, pfc, sbpl, sandbox-exec and wsl");
 		goto done;
 	}
 	if ((o.json || o.workspace) && !asks) {
@@ -408,8 +436,8 @@ int main(int argc, char **argv)
 		rc = usage_error("%s", "--verify takes the values of the test blocks: no -D, -W or -o");
 		goto done;
 	}
-	if (o.policy && !asks && mode != MODE_TEST && !linux_emit && mode != MODE_VERIFY) {
-		rc = usage_error("%s", "--policy goes with --query, --batch, --test and --emit bwrap|bpf|pfc");
+	if (o.policy && !asks && mode != MODE_TEST && !backend_emit && mode != MODE_VERIFY) {
+		rc = usage_error("%s", "--policy goes with --query, --batch, --test, --verify and --emit (but ir)");
 		goto done;
 	}
 	if (o.explain && !asks && mode != MODE_TEST) {
@@ -438,6 +466,14 @@ int main(int argc, char **argv)
 	case MODE_EMIT:
 		if (linux_emit) {
 			rc = zspc_emit_linux(&o, file);
+			goto done;
+		}
+		if (strcmp(o.emit, "sbpl") == 0 || strcmp(o.emit, "sandbox-exec") == 0) {
+			rc = zspc_emit_sbpl(&o, file);
+			goto done;
+		}
+		if (strcmp(o.emit, "wsl") == 0) {
+			rc = zspc_emit_wsl(&o, file);
 			goto done;
 		}
 		break;

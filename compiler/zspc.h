@@ -18,6 +18,9 @@ struct zspc_opts {
 	const char *policy;
 	const char *workspace;
 	const char *emit;        /* --emit FORMAT */
+	const char *wsl_distribution, *wsl_user, *wsl_cd;   /* --emit wsl */
+	const char *const *command;  /* after `FILE.zsp --` for --emit sandbox-exec and wsl */
+	size_t ncommand;
 	bool explain, json, nul, strict, resolve_symlinks, coverage;
 	double coverage_min;
 };
@@ -41,6 +44,10 @@ int zspc_query(const struct zspc_opts *o, const char *file);
 int zspc_test(const struct zspc_opts *o, const char *file);
 int zspc_import(const struct zspc_opts *o, const char *file);
 int zspc_emit_linux(const struct zspc_opts *o, const char *file);
+/* --emit sbpl and --emit sandbox-exec (compiler/zspc_sbpl.c) */
+int zspc_emit_sbpl(const struct zspc_opts *o, const char *file);
+/* --emit wsl (compiler/zspc_wsl.c) */
+int zspc_emit_wsl(const struct zspc_opts *o, const char *file);
 /* Runs zsp-run --verify (next to zspc, else the installed one); does not return on success. */
 int zspc_verify(const struct zspc_opts *o, const char *file);
 /* A diagnostics engine for the backends, with the command line's -W options and --strict. */
