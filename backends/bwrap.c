@@ -204,9 +204,11 @@ static void add_ent(plan *pl, const char *path, int access, bool protect, bool u
 	const char *missing_from;
 	char *c = canonicalize(pl, path, &kind, &missing_from, &untrusted);
 	if (!c) {
-		zsp_diag_error(pl->d, r->loc, "cannot resolve `%s` for the sandbox: %s", path,
-			       errno == ELOOP || errno == 0 ? "too many symbolic links or too long"
-							   : strerror(errno));
+		const char *why = errno == ELOOP || errno == 0 ? "too many symbolic links or too long" : strerror(errno);
+		if (r)
+			zsp_diag_error(pl->d, r->loc, "cannot resolve `%s` for the sandbox: %s", path, why);
+		else
+			zsp_diag_error_noloc(pl->d, "cannot resolve `%s` for the sandbox: %s", path, why);
 		pl->failed = true;
 		return;
 	}
@@ -667,6 +669,9 @@ static void emit_env(plan *pl)
 					 : !env_listed(p->env_unset, p->nenv_unset, name);
 		if (env_listed(p->env_set, p->nenv_set, name))
 			pass = false;
+		/* WSL2 interop: the socket a sandboxed process would use to start Windows programs */
+		if (strcmp(name, "WSL_INTEROP") == 0)
+			pass = false;
 		if (pass)
 			names[k++] = (char *)kv;
 	}
@@ -715,6 +720,11 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
 		if (p->fs[i].glob)
 			expand_glob(&pl, &p->fs[i]);
+	/* WSL2 interop sockets (Windows programs started from Linux): hidden whatever the policy
+	 * says; /run/WSL exists only on WSL */
+	struct stat wsl;
+	if (!pl.failed && lstat("/run/WSL", &wsl) == 0 && S_ISDIR(wsl.st_mode))
+		add_ent(&pl, "/run/WSL", ZSP_ACCESS_DENY, false, false, NULL);
 	for (size_t i = 0; i < p->nenv_set; i++)
 		unresolved(&pl, p->env_set[i].value, p->env_set[i].loc);
 	if (!pl.failed) {

@@ -128,6 +128,8 @@ static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d)
 	builtin1(&f, eperm, "unshare", BITS_SET(0, CLONE_NEWUSER));
 	builtin1(&f, eperm, "clone", BITS_SET(0, CLONE_NEWUSER));
 
+	/* AF_VSOCK reaches the host of a virtual machine (on WSL2, Windows): no mode allows it */
+	builtin1(&f, eperm, "socket", LO32_EQ(0, AF_VSOCK));
 	if (p->net_mode != ZSP_NET_FULL) {
 		builtin1(&f, eperm, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX));
 		builtin1(&f, eperm, "socketpair", SCMP_A0(SCMP_CMP_NE, AF_UNIX));

@@ -198,6 +198,9 @@ static void test_network_off(void)
 
 	filter full = compile("zsp 1; policy \"p\" { fs { read \"/\"; } net { mode full; } }");
 	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_socket, AF_INET, SOCK_STREAM), SECCOMP_RET_ALLOW);
+	/* AF_VSOCK reaches a VM's host (WSL2: Windows) in every mode */
+	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_socket, AF_VSOCK, SOCK_STREAM), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_socket, AF_VSOCK | HIGH, SOCK_STREAM), ERRNO(EPERM));
 	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_connect, 3, 0), SECCOMP_RET_ALLOW);
 	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_ioctl, 0, TIOCSTI | HIGH), ERRNO(EPERM));
 	release(&full);
