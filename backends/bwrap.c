@@ -777,6 +777,12 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		for (size_t i = first; i < pl.n; i++)
 			if (under(pl.ents[i].path, "/proc") && strcmp(pl.ents[i].path, "/proc") != 0)
 				emit_ent(&pl, i);
+	} else {
+		/* no proc of its own: the host's, reached through the root bind, must not show
+		 * (its /proc/PID/root would lead around every mount) */
+		args(&pl, "--perms", "0555", NULL);
+		args(&pl, "--tmpfs", "/proc", NULL);
+		args(&pl, "--remount-ro", "/proc", NULL);
 	}
 	args(&pl, "--new-session", "--die-with-parent", NULL);
 	args(&pl, "--cap-drop", "ALL", NULL);

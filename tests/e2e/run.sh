@@ -27,6 +27,8 @@ for who in $(identities); do
 	[ -f "$ws/built.txt" ] && ok || bad "the workspace write did not reach the host"
 	expect_rc 2 "write outside the workspace" "$ZSP_RUN" -- sh -c "echo x > $world/outside.txt"
 	[ ! -e "$world/outside.txt" ] && ok || bad "a write outside the workspace reached the host"
+	expect_rc 0 "--no-proc: neither a /proc nor the host's" "$ZSP_RUN" --no-proc -- sh -c 'test ! -e /proc/self/status && test ! -e /proc/1'
+	expect_rc 0 "/proc inside by default" "$ZSP_RUN" -- sh -c 'test -e /proc/self/status'
 	expect_rc 64 "no command" "$ZSP_RUN"
 	expect_rc 64 "unknown option" "$ZSP_RUN" --bogus -- true
 	expect_rc 66 "missing policy file" "$ZSP_RUN" -p "$tmp/none.zsp" -- true
