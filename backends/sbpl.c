@@ -1,0 +1,1104 @@
+/* sbpl.c: a normalized policy -> a Seatbelt profile. Allows come first and restrictions last, each
+ * region cut (require-not) by the more specific rules inside it, so the order never decides. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compiler/oracle.h"
+#include "../compiler/path.h"
+#include "../compiler/zsp.h"
+#include "sbpl.h"
+
+#define COMMENT_MAX 160 /* bytes of a rule's source text quoted in its comment */
+
+enum strength { S_READ = 1, S_WRITE = 2, S_PROTECT = 3, S_DENY = 4 };
+
+typedef struct item {
+	const zsp_ir_fs_rule *r;
+	const char *path;        /* canonical; a literal's escapes removed; may hold ${NAME} */
+	bool glob;
+	bool symbolic;           /* holds an unresolved ${NAME} */
+	int strength;
+	size_t depth;
+	const char *regex;       /* glob: its matches and everything below them; NULL if it cannot be written */
+	const char *match_regex; /* glob: its matches only */
+	bool approx;             /* glob: regex widened over an unresolved parameter */
+} item;
+
+typedef struct buf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+} buf;
+
+typedef struct ctx {
+	const zsp_ir_policy *p;
+	const char *source;
+	zsp_diag *d;
+	zsp_arena *a;
+	buf out;
+	item *lit, *glob;
+	size_t nlit, nglob;
+	const char **params;
+	size_t nparams, params_cap;
+	const char **unlinked;   /* literals already given a file-write-unlink deny */
+	size_t nunlinked, unlinked_cap;
+	bool oom;
+} ctx;
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+static void put_n(buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		char *ns = realloc(b->s, cap);
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void put(buf *b, const char *s)
+{
+	put_n(b, s, strlen(s));
+}
+
+static void putf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	put_n(b, s, (size_t)n);
+	free(s);
+}
+
+/* An SBPL string literal. */
+static void put_string(buf *b, const char *s, size_t n)
+{
+	put(b, "\"");
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			put(b, "\\");
+		put_n(b, s + i, 1);
+	}
+	put(b, "\"");
+}
+
+/* ---- parameters and paths ---------------------------------------------------------------- */
+
+static void note_param(ctx *c, const char *name, size_t n)
+{
+	for (size_t i = 0; i < c->nparams; i++)
+		if (strlen(c->params[i]) == n && memcmp(c->params[i], name, n) == 0)
+			return;
+	const char *owned = NULL;
+	for (size_t i = 0; i < c->p->nparams; i++)
+		if (strlen(c->p->params[i].name) == n && memcmp(c->p->params[i].name, name, n) == 0)
+			owned = c->p->params[i].name;
+	if (!owned)
+		return;
+	if (c->nparams == c->params_cap) {
+		size_t cap = c->params_cap ? c->params_cap * 2 : 8;
+		const char **np = realloc(c->params, cap * sizeof(*np));
+		if (!np) {
+			c->oom = true;
+			return;
+		}
+		c->params = np;
+		c->params_cap = cap;
+	}
+	size_t at = c->nparams++;
+	while (at > 0 && strcmp(c->params[at - 1], owned) > 0) {
+		c->params[at] = c->params[at - 1];
+		at--;
+	}
+	c->params[at] = owned;
+}
+
+/* A path as an SBPL expression: "..." when concrete, (param "N") for a parameter alone, else
+ * (string-append ...) of the pieces. */
+static void put_path(ctx *c, buf *b, const char *path)
+{
+	const char *s = path;
+	int pieces = 0;
+	for (const char *t = s; *t;) {
+		const char *q = strstr(t, "${");
+		const char *e = q ? strchr(q, '}') : NULL;
+		if (!q || !e) {
+			pieces++;
+			break;
+		}
+		pieces += (q > t) + 1;
+		t = e + 1;
+	}
+	if (pieces > 1)
+		put(b, "(string-append");
+	while (*s) {
+		const char *q = strstr(s, "${");
+		const char *e = q ? strchr(q, '}') : NULL;
+		if (!q || !e) {
+			if (pieces > 1)
+				put(b, " ");
+			put_string(b, s, strlen(s));
+			break;
+		}
+		if (q > s) {
+			if (pieces > 1)
+				put(b, " ");
+			put_string(b, s, (size_t)(q - s));
+		}
+		if (pieces > 1)
+			put(b, " ");
+		put(b, "(param ");
+		put_string(b, q + 2, (size_t)(e - q - 2));
+		put(b, ")");
+		note_param(c, q + 2, (size_t)(e - q - 2));
+		s = e + 1;
+	}
+	if (pieces > 1)
+		put(b, ")");
+}
+
+char *zsp_sbpl_canonical(const char *path)
+{
+	static const char *const moved[] = { "/tmp", "/var", "/etc" };
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		size_t n = strlen(moved[i]);
+		if (strncmp(path, moved[i], n) == 0 && (path[n] == '/' || path[n] == '\0')) {
+			char *out = malloc(strlen(path) + sizeof("/private"));
+			if (out)
+				sprintf(out, "/private%s", path);
+			return out;
+		}
+	}
+	return strdup(path);
+}
+
+static char *canonical_in(ctx *c, const char *path)
+{
+	char *m = zsp_sbpl_canonical(path);
+	char *s = m ? zsp_arena_strdup(c->a, m) : NULL;
+	free(m);
+	if (!s)
+		c->oom = true;
+	return s;
+}
+
+/* A literal rule's path without the glob escapes the IR keeps (`\*` -> `*`). */
+static char *unescape(ctx *c, const char *path)
+{
+	char *s = zsp_arena_strdup(c->a, path);
+	if (!s) {
+		c->oom = true;
+		return NULL;
+	}
+	char *o = s;
+	for (const char *i = path; *i; i++) {
+		if (*i == '\\' && i[1])
+			i++;
+		*o++ = *i;
+	}
+	*o = '\0';
+	return s;
+}
+
+/* "/" is an ancestor of every path, parameters included (their values are absolute); other
+ * relations are known only where the text says so. */
+static bool known_ancestor(const char *a, const char *b)
+{
+	if (strcmp(a, b) == 0)
+		return false;
+	if (strcmp(a, "/") == 0)
+		return true;
+	return zsp_path_is_prefix(a, b);
+}
+
+/* ---- glob -> regex ----------------------------------------------------------------------- */
+
+static void put_regex_char(buf *b, char ch)
+{
+	if (strchr(".^$*+?()[]{}|\\", ch))
+		put(b, "\\");
+	if (ch == '"')
+		put(b, "\\");
+	put_n(b, &ch, 1);
+}
+
+static void put_class_char(buf *m, char ch)
+{
+	if (ch == '\\' || ch == '"')
+		put(m, "\\");
+	put_n(m, &ch, 1);
+}
+
+/* A class `[...]` starting at g (after `[`); returns the position after `]`. Written so that
+ * POSIX and PCRE engines read it alike: `]` first, `^` and `-` last, `\` doubled; never `/`. */
+static const char *put_class(buf *b, const char *g)
+{
+	bool neg = *g == '!';
+	if (neg)
+		g++;
+	buf m = { 0 };
+	bool close = false, caret = false, dash = false, ranges = false;
+	size_t nitems = 0;
+	char single = 0;
+	while (*g && *g != ']') {
+		char lo = *g++;
+		if (lo == '\\' && *g)
+			lo = *g++;
+		if (*g == '-' && g[1] && g[1] != ']') {
+			g++;
+			char hi = *g++;
+			if (hi == '\\' && *g)
+				hi = *g++;
+			put_class_char(&m, lo);
+			put(&m, "-");
+			put_class_char(&m, hi);
+			ranges = true;
+			nitems++;
+			continue;
+		}
+		nitems++;
+		single = lo;
+		if (lo == ']')
+			close = true;
+		else if (lo == '^')
+			caret = true;
+		else if (lo == '-')
+			dash = true;
+		else if (lo != '/')
+			put_class_char(&m, lo);
+	}
+	if (*g == ']')
+		g++;
+	if (!neg && nitems == 1 && !ranges) {
+		if (single == '/')
+			put(b, "$^"); /* a class never matches `/`: this component matches nothing */
+		else
+			put_regex_char(b, single);
+	} else {
+		put(b, neg ? "[^/" : "[");
+		if (close)
+			put(b, "]");
+		if (m.s)
+			put(b, m.s);
+		if (caret)
+			put(b, "^");
+		if (dash)
+			put(b, "-");
+		put(b, "]");
+	}
+	if (m.oom)
+		b->oom = true;
+	free(m.s);
+	return g;
+}
+
+/* One component of a glob, or a run of them without `**`, as regex. */
+static void put_glob_text(buf *b, const char *g, size_t n)
+{
+	const char *end = g + n;
+	while (g < end) {
+		if (*g == '\\' && g + 1 < end) {
+			put_regex_char(b, g[1]);
+			g += 2;
+		} else if (*g == '*') {
+			put(b, "[^/]*");
+			g++;
+		} else if (*g == '?') {
+			put(b, "[^/]");
+			g++;
+		} else if (*g == '[') {
+			g = put_class(b, g + 1);
+		} else {
+			put_regex_char(b, *g++);
+		}
+	}
+}
+
+/* The regex of a concrete glob: `^...` then `(/.*)?$` (below included) or `$` (matches only).
+ * below_root, when not NULL, restricts a pattern that starts with `**` (any depth) to what lies strictly below it. */
+static char *glob_regex(ctx *c, const char *g, const char *below_root, bool below)
+{
+	buf b = { 0 };
+	put(&b, "^");
+	bool first = true;
+	if (strncmp(g, "**/", 3) == 0) {
+		if (below_root && strcmp(below_root, "/") != 0)
+			for (const char *r = below_root; *r; r++)
+				put_regex_char(&b, *r);
+		put(&b, below_root ? "/(.*/)?" : "(.*/)?");
+		g += 3;
+	} else if (*g == '/') {
+		g++;
+		first = false;
+	}
+	while (*g) {
+		const char *e = strchr(g, '/');
+		size_t n = e ? (size_t)(e - g) : strlen(g);
+		if (n == 2 && g[0] == '*' && g[1] == '*') {
+			put(&b, e ? "(/.*)?" : "");
+			if (!e)
+				below = true; /* a trailing `**` already covers what is below */
+		} else {
+			if (!first)
+				put(&b, "/");
+			put_glob_text(&b, g, n);
+		}
+		first = false;
+		g += n;
+		if (*g == '/')
+			g++;
+	}
+	put(&b, below ? "(/.*)?$" : "$");
+	char *s = b.oom ? NULL : zsp_arena_strdup(c->a, b.s ? b.s : "^/$");
+	free(b.s);
+	if (!s)
+		c->oom = true;
+	return s;
+}
+
+/* The directories of a glob before its first component with a glob character ("/" at least);
+ * NULL for a `**` pattern. */
+static char *glob_lit_prefix(ctx *c, const char *g)
+{
+	if (*g != '/')
+		return NULL;
+	size_t cut = 1;
+	for (size_t i = 1; g[i];) {
+		size_t j = i;
+		bool meta = false;
+		while (g[j] && g[j] != '/') {
+			if (strchr("*?[\\", g[j]))
+				meta = true;
+			j++;
+		}
+		if (meta || !g[j])
+			break;
+		cut = j;
+		i = j + 1;
+	}
+	char *s = zsp_arena_strndup(c->a, g, cut);
+	if (!s)
+		c->oom = true;
+	return s;
+}
+
+/* The regex of glob item G restricted to its matches strictly below the concrete directory x,
+ * or NULL when that cannot be said (or no match can lie there). */
+static const char *glob_regex_below(ctx *c, const item *g, const char *x)
+{
+	if (!g->regex || g->approx || strstr(x, "${"))
+		return NULL;
+	if (strcmp(x, "/") == 0)
+		return g->regex;
+	if (strncmp(g->path, "**/", 3) == 0)
+		return glob_regex(c, g->path, x, true);
+	char *lit = glob_lit_prefix(c, g->path);
+	if (lit && zsp_path_is_prefix(x, lit))
+		return g->regex;
+	return NULL;
+}
+
+/* ---- collecting the rules ---------------------------------------------------------------- */
+
+static int path_cmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+		if (x != y) {
+			if (!x || !y)
+				return x ? 1 : -1;
+			if (x == '/' || y == '/')
+				return x == '/' ? -1 : 1;
+			return x < y ? -1 : 1;
+		}
+		if (!x)
+			return 0;
+	}
+}
+
+static int item_cmp(const void *pa, const void *pb)
+{
+	const item *a = pa, *b = pb;
+	bool sa = a->path[0] != '/', sb = b->path[0] != '/';
+	if (sa != sb)
+		return sa ? 1 : -1;
+	int k = path_cmp(a->path, b->path);
+	if (k)
+		return k;
+	if (a->strength != b->strength)
+		return a->strength > b->strength ? -1 : 1; /* the stronger first: it stays */
+	return a->r < b->r ? -1 : a->r > b->r;
+}
+
+static const char *param_name_in(ctx *c, const char *path)
+{
+	const char *q = strstr(path, "${");
+	const char *e = q ? strchr(q, '}') : NULL;
+	return e ? zsp_arena_strndup(c->a, q + 2, (size_t)(e - q - 2)) : "?";
+}
+
+static void collect(ctx *c)
+{
+	const zsp_ir_policy *p = c->p;
+	c->lit = zsp_arena_calloc(c->a, p->nfs + 1, sizeof(item));
+	c->glob = zsp_arena_calloc(c->a, p->nfs + 1, sizeof(item));
+	if (!c->lit || !c->glob) {
+		c->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < p->nfs && !c->oom; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		item it = { .r = r, .glob = r->glob };
+		it.strength = r->access == ZSP_ACCESS_DENY ? S_DENY :
+			      r->protect ? S_PROTECT :
+			      r->access == ZSP_ACCESS_WRITE ? S_WRITE : S_READ;
+		it.path = canonical_in(c, r->path);
+		if (!it.path)
+			return;
+		it.symbolic = strstr(it.path, "${") != NULL;
+		if (!r->glob) {
+			if (!(it.path = unescape(c, it.path)))
+				return;
+			it.depth = zsp_path_depth(it.path);
+			c->lit[c->nlit++] = it;
+			continue;
+		}
+		if (!it.symbolic) {
+			it.regex = glob_regex(c, it.path, NULL, true);
+			it.match_regex = glob_regex(c, it.path, NULL, false);
+		} else if (it.strength == S_DENY || it.strength == S_PROTECT) {
+			/* restrictive: widen it over the parameter (any prefix) rather than drop it */
+			const char *tail = strrchr(it.path, '}') + 1;
+			while (strncmp(tail, "/**/", 4) == 0)
+				tail += 3;
+			char *wide = zsp_arena_printf(c->a, "**%s", tail);
+			if (!wide) {
+				c->oom = true;
+				return;
+			}
+			it.regex = glob_regex(c, *tail == '/' ? wide : "**/*", NULL, true);
+			it.match_regex = glob_regex(c, *tail == '/' ? wide : "**/*", NULL, false);
+			it.approx = true;
+			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, r->loc,
+					 "on macOS, a glob below an unresolved parameter cannot be written as a regex: `%s` is enforced wherever its part after ${%s} matches, not only below ${%s} (give it with -D)",
+					 r->path, param_name_in(c, r->path), param_name_in(c, r->path));
+		} else {
+			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, r->loc,
+					 "on macOS, a glob below an unresolved parameter cannot be written as a regex: `%s` grants nothing (give ${%s} with -D)",
+					 r->path, param_name_in(c, r->path));
+		}
+		c->glob[c->nglob++] = it;
+	}
+	if (c->oom)
+		return;
+	qsort(c->lit, c->nlit, sizeof(item), item_cmp);
+	/* canonicalization can make two rules name one path: the stronger stays */
+	size_t k = 0;
+	for (size_t i = 0; i < c->nlit; i++)
+		if (k == 0 || strcmp(c->lit[k - 1].path, c->lit[i].path) != 0)
+			c->lit[k++] = c->lit[i];
+	c->nlit = k;
+	for (size_t i = 0; i < c->nlit; i++)
+		c->lit[i].depth = zsp_path_depth(c->lit[i].path);
+}
+
+/* ---- emitting ----------------------------------------------------------------------------- */
+
+static void put_comment(ctx *c, const item *it, const char *what)
+{
+	const zsp_ir_fs_rule *r = it->r;
+	char where[512];
+	const char *loc = zsp_loc_string(where, sizeof(where), r->loc);
+	const char *kw = r->protect ? "protect" : zsp_access_name(r->access);
+	put(&c->out, "; ");
+	put(&c->out, loc ? loc : "(built-in)");
+	putf(&c->out, "  %s ", kw);
+	if (r->loc.src && r->loc.end > r->loc.begin && r->loc.end <= r->loc.src->len) {
+		size_t n = r->loc.end - r->loc.begin;
+		put_n(&c->out, r->loc.src->text + r->loc.begin, n > COMMENT_MAX ? COMMENT_MAX : n);
+		if (n > COMMENT_MAX)
+			put(&c->out, "...");
+	} else {
+		putf(&c->out, "\"%s\"", r->protect ? r->protect : r->path);
+	}
+	if (r->protect && r->root)
+		putf(&c->out, " under %s", r->root);
+	if (r->policy && strcmp(r->policy, c->p->name) != 0)
+		putf(&c->out, " (policy \"%s\")", r->policy);
+	if (what)
+		putf(&c->out, ": %s", what);
+	put(&c->out, "\n");
+}
+
+static bool is_concrete(const char *path)
+{
+	return strstr(path, "${") == NULL;
+}
+
+/* The filter of a literal path: (subpath P), or for a protected name the literal, the subpath
+ * and, when concrete, the regex, so a name that does not exist yet is covered however the
+ * evaluator reads the path. */
+static void put_literal_filters(ctx *c, buf *b, const item *it, const char *sep)
+{
+	if (it->strength == S_PROTECT) {
+		put(b, "(literal ");
+		put_path(c, b, it->path);
+		put(b, ")");
+		put(b, sep);
+	}
+	put(b, "(subpath ");
+	put_path(c, b, it->path);
+	put(b, ")");
+	if (it->strength == S_PROTECT && is_concrete(it->path)) {
+		put(b, sep);
+		put(b, "(regex #\"");
+		put(b, "^");
+		for (const char *s = it->path; *s; s++)
+			put_regex_char(b, *s);
+		put(b, "(/.*)?$\")");
+	}
+}
+
+typedef bool (*cut_pred)(const item *outer, const item *inner);
+
+static bool cut_for_write(const item *o, const item *i)
+{
+	(void)o;
+	return i->strength == S_READ; /* protected names get explicit denies after the allows */
+}
+
+static bool cut_for_deny(const item *o, const item *i)
+{
+	(void)o;
+	return i->strength != S_DENY;
+}
+
+static bool cut_for_protect(const item *o, const item *i)
+{
+	(void)o;
+	return i->strength == S_WRITE;
+}
+
+/* The region of literal item k: its subpath minus the nearest more specific literal rules that
+ * pred selects, and minus the globs (gpred) that match below it. */
+static void put_region(ctx *c, size_t k, cut_pred pred, bool (*gpred)(const item *), const char *indent)
+{
+	const item *it = &c->lit[k];
+	buf cuts = { 0 };
+	const char *stack[64] = { 0 };
+	size_t depth = 0, ncuts = 0;
+	for (size_t j = 0; j < c->nlit; j++) {
+		const item *in = &c->lit[j];
+		if (j == k || !known_ancestor(it->path, in->path) || !pred(it, in))
+			continue;
+		while (depth && !known_ancestor(stack[depth - 1], in->path))
+			depth--;
+		if (depth)
+			continue; /* a cut above it already takes it out */
+		char sep[80];
+		snprintf(sep, sizeof(sep), ")\n%s\t(require-not ", indent);
+		putf(&cuts, "\n%s\t(require-not ", indent);
+		put_literal_filters(c, &cuts, in, sep);
+		put(&cuts, ")");
+		ncuts++;
+		if (depth < sizeof(stack) / sizeof(stack[0]))
+			stack[depth++] = in->path;
+	}
+	for (size_t g = 0; gpred && g < c->nglob; g++) {
+		if (!gpred(&c->glob[g]))
+			continue;
+		const char *re = glob_regex_below(c, &c->glob[g], it->path);
+		if (!re)
+			continue;
+		putf(&cuts, "\n%s\t(require-not (regex #\"%s\"))", indent, re);
+		ncuts++;
+	}
+	if (cuts.oom)
+		c->oom = true;
+	if (!ncuts) {
+		put_literal_filters(c, &c->out, it, " ");
+	} else {
+		put(&c->out, "(require-all ");
+		if (it->strength == S_PROTECT) {
+			put(&c->out, "(require-any ");
+			put_literal_filters(c, &c->out, it, " ");
+			put(&c->out, ")");
+		} else {
+			put_literal_filters(c, &c->out, it, " ");
+		}
+		put(&c->out, cuts.s ? cuts.s : "");
+		put(&c->out, ")");
+	}
+	free(cuts.s);
+}
+
+static bool glob_not_deny(const item *g)
+{
+	return g->strength != S_DENY;
+}
+
+static bool glob_is_write(const item *g)
+{
+	return g->strength == S_WRITE;
+}
+
+/* Does glob g decide inside literal l where the oracle lets l decide? (l lies in or at a match
+ * of g, deeper than it or as deep and stronger.) */
+static bool literal_beats_glob(const item *g, const item *l)
+{
+	if (g->strength == l->strength || !g->regex || g->approx)
+		return false;
+	const char *path = l->path;
+	size_t len = strlen(path), depth = 0;
+	char scratch[4096];
+	if (len >= sizeof(scratch))
+		return false;
+	long best = -1;
+	for (size_t end = 1; end <= len; end++) {
+		if (end != len && path[end] != '/')
+			continue;
+		depth++;
+		memcpy(scratch, path, end);
+		scratch[end] = '\0';
+		if (zsp_glob_match(g->path, scratch))
+			best = (long)depth;
+	}
+	return best >= 0 && ((long)l->depth > best || l->strength > g->strength);
+}
+
+/* Components of a glob without `**` (its matches all lie at that depth), else -1. */
+static long glob_fixed_depth(const item *g)
+{
+	if (strncmp(g->path, "**/", 3) == 0 || strstr(g->path, "/**"))
+		return -1;
+	return (long)zsp_path_depth(g->path);
+}
+
+/* Is glob h more specific than the restrictive glob g wherever both match, and of another
+ * effect? Known only for globs of fixed depth: the deeper wins, a tie goes to the stronger. */
+static bool glob_beats_glob(ctx *c, const item *g, const item *h)
+{
+	if (h == g || !h->regex || h->approx || g->approx)
+		return false;
+	bool relevant = g->strength == S_DENY ? h->strength != S_DENY : h->strength == S_WRITE;
+	long dg = glob_fixed_depth(g), dh = glob_fixed_depth(h);
+	if (!relevant || dg < 0 || dh < 0 || !(dh > dg || (dh == dg && h->strength > g->strength)))
+		return false;
+	char *lg = glob_lit_prefix(c, g->path), *lh = glob_lit_prefix(c, h->path);
+	return lg && lh && (zsp_path_is_prefix(lg, lh) || zsp_path_is_prefix(lh, lg)); /* may overlap */
+}
+
+/* A glob's rule: its regex minus the literal rules that are more specific inside its matches and,
+ * for a restrictive one, minus the globs that beat it. */
+static void put_glob_region(ctx *c, const item *g, const char *indent)
+{
+	bool restrictive = g->strength != S_WRITE;
+	size_t ncuts = 0;
+	for (size_t j = 0; j < c->nlit; j++)
+		if (literal_beats_glob(g, &c->lit[j]))
+			ncuts++;
+	for (size_t j = 0; restrictive && j < c->nglob; j++)
+		if (glob_beats_glob(c, g, &c->glob[j]))
+			ncuts++;
+	if (!ncuts) {
+		putf(&c->out, "(regex #\"%s\")", g->regex);
+		return;
+	}
+	putf(&c->out, "(require-all (regex #\"%s\")", g->regex);
+	for (size_t j = 0; j < c->nlit; j++) {
+		if (!literal_beats_glob(g, &c->lit[j]))
+			continue;
+		char sep[80];
+		snprintf(sep, sizeof(sep), ")\n%s\t(require-not ", indent);
+		putf(&c->out, "\n%s\t(require-not ", indent);
+		put_literal_filters(c, &c->out, &c->lit[j], sep);
+		put(&c->out, ")");
+	}
+	for (size_t j = 0; restrictive && j < c->nglob; j++)
+		if (glob_beats_glob(c, g, &c->glob[j]))
+			putf(&c->out, "\n%s\t(require-not (regex #\"%s\"))", indent, c->glob[j].regex);
+	put(&c->out, ")");
+}
+
+/* Nearest literal rule above item k that the sandbox can know about, or NULL. */
+static const item *nearest_ancestor(const ctx *c, size_t k)
+{
+	for (size_t j = k; j-- > 0;)
+		if (known_ancestor(c->lit[j].path, c->lit[k].path))
+			return &c->lit[j];
+	return NULL;
+}
+
+static void emit_reads(ctx *c)
+{
+	put(&c->out, "\n;; Reads: `read` and `write` rules (a readable file can also be run)\n");
+	bool any = false;
+	for (size_t k = 0; k < c->nlit; k++) {
+		const item *it = &c->lit[k];
+		if (it->strength == S_DENY)
+			continue;
+		const item *up = nearest_ancestor(c, k);
+		if (up && up->strength != S_DENY)
+			continue; /* readable through the rule above, which no deny between cuts */
+		put_comment(c, it, NULL);
+		put(&c->out, "(allow file-read* process-exec ");
+		put_literal_filters(c, &c->out, it, " ");
+		put(&c->out, ")\n");
+		any = true;
+	}
+	for (size_t g = 0; g < c->nglob; g++) {
+		const item *it = &c->glob[g];
+		if (it->strength == S_DENY || !it->regex || it->strength == S_PROTECT)
+			continue;
+		put_comment(c, it, NULL);
+		put(&c->out, "(allow file-read* process-exec ");
+		put_glob_region(c, it, "");
+		put(&c->out, ")\n");
+		any = true;
+	}
+	if (!any)
+		put(&c->out, "; (none: nothing is readable but what the base allows)\n");
+}
+
+static void emit_writes(ctx *c)
+{
+	put(&c->out, "\n;; Writes: writable roots, minus the read-only rules inside them (protected names:\n;; explicit denies below)\n");
+	bool any = false;
+	for (size_t k = 0; k < c->nlit; k++) {
+		if (c->lit[k].strength != S_WRITE)
+			continue;
+		put_comment(c, &c->lit[k], NULL);
+		put(&c->out, "(allow file-write* ");
+		put_region(c, k, cut_for_write, NULL, "");
+		put(&c->out, ")\n");
+		any = true;
+	}
+	for (size_t g = 0; g < c->nglob; g++) {
+		const item *it = &c->glob[g];
+		if (it->strength != S_WRITE || !it->regex)
+			continue;
+		put_comment(c, it, NULL);
+		put(&c->out, "(allow file-write* ");
+		put_glob_region(c, it, "");
+		put(&c->out, ")\n");
+		any = true;
+	}
+	if (!any)
+		put(&c->out, "; (none: nothing is writable but what the base allows)\n");
+}
+
+static bool unlinked(ctx *c, const char *path)
+{
+	for (size_t i = 0; i < c->nunlinked; i++)
+		if (strcmp(c->unlinked[i], path) == 0)
+			return true;
+	if (c->nunlinked == c->unlinked_cap) {
+		size_t cap = c->unlinked_cap ? c->unlinked_cap * 2 : 32;
+		const char **nu = zsp_arena_alloc(c->a, cap * sizeof(*nu));
+		if (!nu) {
+			c->oom = true;
+			return true;
+		}
+		if (c->unlinked)
+			memcpy(nu, c->unlinked, c->nunlinked * sizeof(*nu));
+		c->unlinked = nu;
+		c->unlinked_cap = cap;
+	}
+	c->unlinked[c->nunlinked++] = path;
+	return false;
+}
+
+/* Move-blocking: the path and each of its ancestors cannot be unlinked or renamed, or the agent
+ * renames a parent away and recreates the tree without the rule. A specific operation: a later
+ * (allow file-write* ...) does not lift it. */
+static void emit_unlink(ctx *c, const item *it)
+{
+	buf f = { 0 };
+	const char *path = it->path;
+	if (it->glob) {
+		char *lit = glob_lit_prefix(c, path);
+		path = lit ? lit : "";
+	}
+	for (size_t end = 1, len = strlen(path); end <= len; end++) {
+		if (end != len && path[end] != '/')
+			continue;
+		char *pre = zsp_arena_strndup(c->a, path, end);
+		if (!pre) {
+			c->oom = true;
+			break;
+		}
+		if (strcmp(pre, "/") == 0 || unlinked(c, pre))
+			continue;
+		put(&f, " (literal ");
+		put_path(c, &f, pre);
+		put(&f, ")");
+	}
+	if (it->glob && it->match_regex)
+		putf(&f, " (regex #\"%s\")", it->match_regex);
+	if (f.oom)
+		c->oom = true;
+	if (f.len)
+		putf(&c->out, "(deny file-write-unlink%s)\n", f.s);
+	free(f.s);
+}
+
+static void emit_restrictions(ctx *c)
+{
+	put(&c->out, "\n;; Hidden and read-only paths: after the allows, so they win where they apply;\n"
+		     ";; each is cut by the more specific rules inside it, then move-blocked\n");
+	bool any = false;
+	for (size_t k = 0; k < c->nlit; k++) {
+		const item *it = &c->lit[k];
+		if (it->strength == S_DENY) {
+			put_comment(c, it, NULL);
+			put(&c->out, "(deny file-read* file-write* process-exec ");
+			put_region(c, k, cut_for_deny, glob_not_deny, "");
+		} else if (it->strength == S_PROTECT) {
+			put_comment(c, it, NULL);
+			put(&c->out, "(deny file-write* ");
+			put_region(c, k, cut_for_protect, glob_is_write, "");
+		} else {
+			continue;
+		}
+		put(&c->out, ")\n");
+		emit_unlink(c, it);
+		any = true;
+	}
+	/* glob rules are taken as more specific than the literal ones (doc/sbpl.md): they come last */
+	for (size_t g = 0; g < c->nglob; g++) {
+		const item *it = &c->glob[g];
+		if (!it->regex || it->strength == S_WRITE)
+			continue;
+		put_comment(c, it, it->strength == S_READ ? "read-only" : NULL);
+		put(&c->out, it->strength == S_DENY ? "(deny file-read* file-write* process-exec " : "(deny file-write* ");
+		put_glob_region(c, it, "");
+		put(&c->out, ")\n");
+		if (it->strength != S_READ)
+			emit_unlink(c, it);
+		any = true;
+	}
+	if (!any)
+		put(&c->out, "; (none)\n");
+}
+
+/* ---- base, network, what cannot be enforced --------------------------------------------- */
+
+static const char *const base_sysctls[] = {
+	"hw.activecpu", "hw.logicalcpu", "hw.memsize", "hw.model", "hw.ncpu", "hw.pagesize",
+	"hw.physicalcpu", "kern.argmax", "kern.hostname", "kern.maxproc", "kern.osrelease",
+	"kern.osversion", "kern.version", "machdep.cpu.brand_string", "vm.loadavg",
+};
+static const char *const base_sysctl_prefixes[] = {
+	"hw.optional.", "hw.perflevel", "kern.proc.pid.", "machdep.cpu.",
+};
+static const char *const base_services[] = {
+	"com.apple.PowerManagement.control", "com.apple.cfprefsd.agent", "com.apple.cfprefsd.daemon",
+	"com.apple.sysmond", "com.apple.system.opendirectoryd.libinfo",
+};
+
+static void emit_base(ctx *c)
+{
+	buf *b = &c->out;
+	put(b, "\n;; Base: what ordinary tools need to run (doc/sbpl.md); programs run only from\n"
+	       ";; readable paths (process-exec goes with file-read* below)\n");
+	put(b, "(allow process-fork)\n");
+	put(b, "(allow signal (target same-sandbox))\n");
+	put(b, "(allow process-info* (target same-sandbox))\n");
+	put(b, "; sysctls read by libc, Node's os.cpus(), ps, uname\n(allow sysctl-read");
+	for (size_t i = 0; i < sizeof(base_sysctls) / sizeof(base_sysctls[0]); i++)
+		putf(b, "\n\t(sysctl-name \"%s\")", base_sysctls[i]);
+	for (size_t i = 0; i < sizeof(base_sysctl_prefixes) / sizeof(base_sysctl_prefixes[0]); i++)
+		putf(b, "\n\t(sysctl-name-prefix \"%s\")", base_sysctl_prefixes[i]);
+	put(b, ")\n");
+	put(b, "; user and group lookups, preferences, power assertions, ps\n(allow mach-lookup");
+	for (size_t i = 0; i < sizeof(base_services) / sizeof(base_services[0]); i++)
+		putf(b, "\n\t(global-name \"%s\")", base_services[i]);
+	put(b, ")\n");
+	put(b, "; terminals: a new pseudo-terminal and its replica\n");
+	put(b, "(allow pseudo-tty)\n");
+	put(b, "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") (regex #\"^/dev/ttys[0-9]+$\"))\n");
+	put(b, "(allow file-read* file-write-data (literal \"/dev/null\"))\n");
+	put(b, "(allow ipc-posix-sem)\n");
+	put(b, "(allow user-preference-read)\n");
+}
+
+/* Seatbelt's (remote ip "HOST:PORT") takes `*` or `localhost` as the host. */
+static const char *seatbelt_host(const char *h)
+{
+	if (strcmp(h, "*") == 0)
+		return "*";
+	if (strcmp(h, "localhost") == 0 || strcmp(h, "127.0.0.1") == 0 || strcmp(h, "[::1]") == 0)
+		return "localhost";
+	return NULL;
+}
+
+static const zsp_ir_param *find_param(const zsp_ir_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->nparams; i++)
+		if (strcmp(p->params[i].name, name) == 0)
+			return &p->params[i];
+	return NULL;
+}
+
+static void put_net_comment(ctx *c, zsp_loc loc, const char *text)
+{
+	char where[512];
+	const char *l = zsp_loc_string(where, sizeof(where), loc);
+	putf(&c->out, "; %s  %s\n", l ? l : "(built-in)", text);
+}
+
+static void emit_network(ctx *c)
+{
+	const zsp_ir_policy *p = c->p;
+	buf *b = &c->out;
+	putf(b, "\n;; Network: mode %s\n", zsp_net_mode_name(p->net_mode));
+	if (p->net_mode == ZSP_NET_FULL) {
+		put(b, "(allow network-outbound)\n(allow network-inbound)\n(allow network-bind)\n(allow system-socket)\n");
+		for (size_t i = 0; i < p->nhosts; i++) {
+			const zsp_ir_host *h = &p->hosts[i];
+			const char *sh = seatbelt_host(h->host);
+			if (h->decision != ZSP_DENY)
+				continue;
+			if (!sh) {
+				zsp_diag_warning(c->d, ZSP_W_UNENFORCED, h->loc,
+						 "on macOS, mode full cannot refuse `%s`: Seatbelt filters connections by address (`*` or `localhost`), not by host name",
+						 h->host);
+				continue;
+			}
+			char text[300], port[16];
+			snprintf(port, sizeof(port), h->port ? "%u" : "*", h->port);
+			snprintf(text, sizeof(text), "deny \"%s:%s\"", h->host, port);
+			put_net_comment(c, h->loc, text);
+			putf(b, "(deny network-outbound (remote ip \"%s:%s\"))\n", sh, port);
+		}
+	} else if (p->net_mode == ZSP_NET_PROXY) {
+		const zsp_ir_param *pp = find_param(p, "PROXY_PORT");
+		const char *v = pp ? pp->value : NULL;
+		char *end = NULL;
+		long port = v ? strtol(v, &end, 10) : 0;
+		if (!v || !*v || *end || port < 1 || port > 65535) {
+			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->loc,
+					 "on macOS, mode proxy lets the sandbox reach only the proxy, whose port the policy does not give: declare `param PROXY_PORT;` and give it with -D PROXY_PORT=N (until then there is no network)");
+			put(b, "; no proxy port (param PROXY_PORT): no network\n");
+		} else {
+			putf(b, "; only the proxy on localhost:%ld (PROXY_PORT), which enforces the host rules\n", port);
+			putf(b, "(allow network-outbound (remote ip \"localhost:%ld\"))\n", port);
+		}
+		for (size_t i = 0; i < p->nhosts; i++)
+			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->hosts[i].loc,
+					 "on macOS, Seatbelt filters connections by address, not by host name: `%s` is left to the proxy (PROXY_PORT)",
+					 p->hosts[i].host);
+	} else {
+		put(b, "; none: no network rule, so (deny default) refuses every connection\n");
+	}
+	bool any_unix = false;
+	for (int pass = 0; pass < 2; pass++) {
+		zsp_decision want = pass == 0 ? ZSP_ALLOW : ZSP_DENY;
+		for (size_t i = 0; i < p->nunix; i++) {
+			const zsp_ir_unix *u = &p->unix_socks[i];
+			if (u->decision != want)
+				continue;
+			if (!any_unix && want == ZSP_ALLOW && p->net_mode != ZSP_NET_FULL)
+				put(b, "; unix sockets (creating one is allowed, connecting only where a rule says)\n"
+				       "(allow system-socket (socket-domain AF_UNIX))\n");
+			any_unix = true;
+			char text[600];
+			snprintf(text, sizeof(text), "%s unix \"%.500s\"", want == ZSP_ALLOW ? "allow" : "deny", u->path);
+			put_net_comment(c, u->loc, text);
+			char *cp = canonical_in(c, u->path);
+			char *path = cp ? unescape(c, cp) : NULL;
+			if (!path)
+				return;
+			putf(b, "(%s network-outbound (remote unix-socket (path-literal ", want == ZSP_ALLOW ? "allow" : "deny");
+			put_path(c, b, path);
+			put(b, ")))\n");
+		}
+	}
+}
+
+static void check_process(ctx *c)
+{
+	const zsp_ir_policy *p = c->p;
+	for (size_t i = 0; i < p->nsyscalls; i++)
+		zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->syscalls[i].loc,
+				 "on macOS, Seatbelt has no system-call filter: `syscalls %s \"%s\"` is not enforced",
+				 p->syscalls[i].action == ZSP_ALLOW ? "allow" : "deny", p->syscalls[i].name);
+	for (int k = 0; k < ZSP_LIMIT_COUNT; k++)
+		if (p->limits[k].set)
+			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->limits[k].loc,
+					 "on macOS, sandbox-exec sets no resource limits: `limit %s` is not enforced",
+					 zsp_limit_name((zsp_limit_kind)k));
+	const zsp_ir_env *first = p->nenv_keep ? p->env_keep : p->nenv_unset ? p->env_unset :
+				  p->nenv_set ? p->env_set : NULL;
+	if (first || p->env_clear)
+		zsp_diag_warning(c->d, ZSP_W_UNENFORCED, first ? first->loc : p->loc,
+				 "on macOS, sandbox-exec passes the caller's environment on: the policy's `env` rules are not applied (run the command through env(1) to apply them)");
+}
+
+int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_sbpl_profile *out)
+{
+	memset(out, 0, sizeof(*out));
+	ctx c = { .p = p, .source = source, .d = d, .a = zsp_arena_new() };
+	if (!c.a) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return -1;
+	}
+	unsigned errors = d->errors;
+	collect(&c);
+	putf(&c.out, "; Seatbelt profile (SBPL) of policy \"%s\" from %s, by zspc %s.\n", p->name,
+	     source ? source : "(unnamed)", zsp_version());
+	put(&c.out, "; Run it with sandbox-exec -p PROFILE -DNAME=VALUE ... for each (param \"NAME\") it reads\n"
+		    "; (canonical paths: /private/tmp, not /tmp). doc/sbpl.md explains each part.\n");
+	put(&c.out, "(version 1)\n(deny default)\n");
+	emit_base(&c);
+	emit_reads(&c);
+	emit_writes(&c);
+	emit_restrictions(&c);
+	emit_network(&c);
+	check_process(&c);
+	if (c.oom || c.out.oom) {
+		zsp_diag_error_noloc(d, "out of memory");
+	} else if (d->errors == errors) {
+		out->text = c.out.s;
+		out->len = c.out.len;
+		out->params = c.params;
+		out->nparams = c.nparams;
+		zsp_arena_free(c.a);
+		return 0;
+	}
+	free(c.out.s);
+	free(c.params);
+	zsp_arena_free(c.a);
+	return -1;
+}
+
+void zsp_sbpl_profile_free(zsp_sbpl_profile *prof)
+{
+	free(prof->text);
+	free(prof->params);
+	memset(prof, 0, sizeof(*prof));
+}
