@@ -46,8 +46,8 @@ expect 64 "no mode" -- "$ZSPC" "$good"
 expect 64 "unknown option" -- "$ZSPC" --frobnicate "$good"
 expect 64 "two modes" -- "$ZSPC" --check --emit ir "$good"
 expect 64 "unknown --emit format" -- "$ZSPC" --emit xml "$good"
-expect 64 "backend not in this version" -- "$ZSPC" --emit sbpl "$good"
-check "says it is not implemented" 'grep -q "not implemented" "$tmp/err"'
+expect 64 "sandbox-exec without a command" -- "$ZSPC" --emit sandbox-exec "$good"
+check "says it needs the command" 'grep -q "needs the command" "$tmp/err"'
 expect 64 "two files" -- "$ZSPC" --check "$good" "$good"
 expect 64 "-D without =" -- "$ZSPC" --check -D WORKSPACE "$good"
 expect 64 "-D bad name" -- "$ZSPC" --check -D 'A-B=1' "$good"

@@ -1,0 +1,65 @@
+#!/bin/sh
+# sbpl.sh: golden text of the macOS backend. For each sbpl/NAME.zsp (and each examples/*.zsp, as
+# example-NAME) `zspc --emit sbpl` must print sbpl/NAME.sbpl; NAME.args adds options (an --emit
+# there replaces sbpl: `--emit sandbox-exec` prints NAME.argv, with NAME.cmd as the command).
+# stderr, plus `exit N` when zspc fails, must equal NAME.warn (or be empty). Usage: sbpl.sh [--bless].
+
+bless=false
+case ${1-} in
+--bless) bless=true ;;
+'') ;;
+*) echo "usage: $0 [--bless]" >&2; exit 64 ;;
+esac
+
+zsp_suite=golden-sbpl zsp_up=../..
+. "$(dirname "$0")/../testenv.sh"
+golden=$top_srcdir/tests/golden/sbpl
+version=$("$ZSPC" --version | sed 's/^zspc //')
+
+passed=0
+failed=0
+
+# check NAME KIND EXPECTED ACTUAL
+check() {
+	if $bless; then
+		cp "$4" "$3"
+		return
+	fi
+	if [ -f "$3" ] && cmp -s "$3" "$4"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL $1 ($2)"
+		if [ -f "$3" ]; then diff -u "$3" "$4"; else echo "  no $3"; fi
+	fi
+}
+
+for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
+	name=$(basename "$src" .zsp)
+	dir=$(dirname "$src")
+	case $src in "$top_srcdir"/examples/*) name=example-$name ;; esac
+	extra=
+	[ -f "$golden/$name.args" ] && extra=$(cat "$golden/$name.args")
+	case " $extra " in
+	*" --emit "*) emit= ext=argv ;;
+	*) emit="--emit sbpl" ext=sbpl ;;
+	esac
+	set --
+	[ -f "$golden/$name.cmd" ] && eval "set -- -- $(cat "$golden/$name.cmd")"
+	# a fixed machine for the built-in parameters that sandbox-exec gets from it
+	# shellcheck disable=SC2086 # options are word-split on purpose
+	(cd "$dir" && env -i PATH=/usr/bin:/bin HOME=/Users/u TMPDIR=/var/folders/zz/T \
+		"$ZSPC" $emit $extra "$(basename "$src")" "$@") >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -ne 0 ] && echo "exit $rc" >>"$tmp/err"
+	sed -i "s|zspc $version\\.|zspc @VERSION@.|; s|$dir|@DIR@|g" "$tmp/out"
+	sed -i "s|$dir|@DIR@|g" "$tmp/err"
+	check "$name" "$ext" "$golden/$name.$ext" "$tmp/out"
+	if [ -s "$tmp/err" ] || [ -f "$golden/$name.warn" ]; then
+		check "$name" warnings "$golden/$name.warn" "$tmp/err"
+	fi
+done
+
+$bless && { echo "blessed"; exit 0; }
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
