@@ -1,0 +1,429 @@
+/* wsl.c: Windows paths to WSL Linux paths, Windows command-line quoting, and the wsl.exe
+ * invocation of zsp-run that lowers a policy on Windows (doc/wsl.md). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "wsl.h"
+
+/* A growing string; after a failed allocation it stays failed and is freed by its user. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+static void sb_repeat(struct sbuf *b, char c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sb_add(b, &c, 1);
+}
+
+/* Detaches the string: NULL (and nothing left allocated) after an allocation failed. */
+static char *sb_take(struct sbuf *b)
+{
+	if (b->oom) {
+		free(b->p);
+		return NULL;
+	}
+	if (!b->p)
+		return strdup("");
+	return b->p;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whylen, const char *fmt, ...)
+{
+	if (whylen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static bool is_sep(char c)
+{
+	return c == '\\' || c == '/';
+}
+
+static bool is_drive(const char *s)
+{
+	return ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')) && s[1] == ':';
+}
+
+static size_t component_len(const char *s)
+{
+	size_t n = 0;
+	while (s[n] && !is_sep(s[n]))
+		n++;
+	return n;
+}
+
+static bool wsl_host(const char *s, size_t n)
+{
+	return (n == 4 && strncasecmp(s, "wsl$", 4) == 0) || (n == 13 && strncasecmp(s, "wsl.localhost", 13) == 0);
+}
+
+/* After the leading `\\` (or `\\?\UNC\`): the server, then the share. */
+static const char *unc_after_prefix(const char *path)
+{
+	if (path[0] != '\\' || !is_sep(path[1]))
+		return NULL;
+	const char *s = path + 2;
+	if ((s[0] == '?' || s[0] == '.') && is_sep(s[1])) {
+		s += 2;
+		if (strncasecmp(s, "UNC", 3) != 0 || !is_sep(s[3]))
+			return NULL;
+		s += 4;
+	}
+	return s;
+}
+
+const char *zsp_wsl_path_distribution(const char *path, size_t *len)
+{
+	const char *s = path ? unc_after_prefix(path) : NULL;
+	if (!s)
+		return NULL;
+	size_t host = component_len(s);
+	if (!wsl_host(s, host) || !is_sep(s[host]))
+		return NULL;
+	const char *d = s + host + 1;
+	size_t n = component_len(d);
+	if (n == 0)
+		return NULL;
+	*len = n;
+	return d;
+}
+
+bool zsp_wsl_is_windows_path(const char *s)
+{
+	return s && (is_drive(s) || s[0] == '\\');
+}
+
+/* Appends the components of rest to b (which holds the root, root bytes long), resolving `.`
+ * and `..` by name unless verbatim (a `\\?\` path, which Windows does not normalize). */
+static int append_components(struct sbuf *b, size_t root, const char *rest, bool verbatim, char *why,
+			     size_t whylen)
+{
+	while (*rest) {
+		size_t n = component_len(rest);
+		const char *c = rest;
+		rest += n;
+		if (*rest)
+			rest++;
+		if (n == 0)
+			continue;
+		bool dot = n == 1 && c[0] == '.', dotdot = n == 2 && c[0] == '.' && c[1] == '.';
+		if ((dot || dotdot) && verbatim)
+			return fail(why, whylen, "`%.*s` in a \\\\?\\ path, which Windows takes literally: give the path without it",
+				    (int)n, c);
+		if (dot)
+			continue;
+		if (dotdot) {
+			/* as Windows does: by name, and never above the root */
+			while (b->len > root && b->p[b->len - 1] != '/')
+				b->len--;
+			if (b->len > root)
+				b->len--;
+			if (b->p)
+				b->p[b->len] = '\0';
+			continue;
+		}
+		if (memchr(c, ':', n))
+			return fail(why, whylen, "`%.*s` holds a `:`, which names an alternate data stream on Windows",
+				    (int)n, c);
+		if (!verbatim && (c[n - 1] == '.' || c[n - 1] == ' '))
+			return fail(why, whylen,
+				    "the name `%.*s` ends with a %s, which Windows strips and Linux keeps: give it without",
+				    (int)n, c, c[n - 1] == '.' ? "dot" : "space");
+		sb_add(b, "/", 1);
+		sb_add(b, c, n);
+	}
+	return 0;
+}
+
+static int unc_path(struct sbuf *b, const char *s, bool verbatim, const char *distribution, char *why,
+		    size_t whylen)
+{
+	size_t host = component_len(s);
+	if (host == 0)
+		return fail(why, whylen, "a UNC path needs a server name");
+	const char *share = s + host + (is_sep(s[host]) ? 1 : 0);
+	size_t nshare = component_len(share);
+	if (!wsl_host(s, host))
+		return fail(why, whylen,
+			    "\\\\%.*s\\%.*s is a network share, which has no Linux path in WSL: mount it in the "
+			    "distribution and give its Linux path",
+			    (int)host, s, (int)nshare, share);
+	if (nshare == 0)
+		return fail(why, whylen, "\\\\%.*s names no distribution", (int)host, s);
+	if (distribution && (strlen(distribution) != nshare || strncasecmp(share, distribution, nshare) != 0))
+		return fail(why, whylen, "the path is in distribution `%.*s`, but the command runs in `%s`",
+			    (int)nshare, share, distribution);
+	return append_components(b, 0, share + nshare, verbatim, why, whylen);
+}
+
+static int drive_path(struct sbuf *b, const char *s, bool verbatim, char *why, size_t whylen)
+{
+	char root[] = "/mnt/x";
+	root[5] = (char)(s[0] | 0x20);
+	sb_str(b, root);
+	return append_components(b, sizeof(root) - 1, s + 2, verbatim, why, whylen);
+}
+
+int zsp_wsl_path(const char *path, const char *distribution, char **out, char *why, size_t whylen)
+{
+	*out = NULL;
+	if (whylen)
+		why[0] = '\0';
+	if (!path || !*path)
+		return fail(why, whylen, "the path is empty");
+	if (path[0] == '/') {
+		*out = strdup(path);
+		return *out ? 0 : fail(why, whylen, "out of memory");
+	}
+	struct sbuf b = { 0 };
+	int rc;
+	if (path[0] == '\\' && is_sep(path[1])) {
+		const char *s = path + 2;
+		bool device = (s[0] == '?' || s[0] == '.') && is_sep(s[1]);
+		bool verbatim = device && s[0] == '?';
+		if (!device)
+			rc = unc_path(&b, s, false, distribution, why, whylen);
+		else if (is_drive(s + 2) && is_sep(s[4]))
+			rc = drive_path(&b, s + 2, verbatim, why, whylen);
+		else if (strncasecmp(s + 2, "UNC", 3) == 0 && is_sep(s[5]))
+			rc = unc_path(&b, s + 6, verbatim, distribution, why, whylen);
+		else
+			rc = fail(why, whylen, "a device path (\\\\%c\\ without a drive `X:\\` or `UNC\\`) has no Linux path",
+				  s[0]);
+	} else if (is_drive(path)) {
+		rc = is_sep(path[2]) ? drive_path(&b, path, false, why, whylen)
+				     : fail(why, whylen, "`%c:` without a backslash is relative to the current directory "
+						   "of drive %c: give an absolute path (%c:\\...)",
+					    path[0], path[0] & ~0x20, path[0] & ~0x20);
+	} else if (path[0] == '\\') {
+		rc = fail(why, whylen, "a path from the root of the current drive (`\\...`): give the drive (C:\\...)");
+	} else {
+		rc = fail(why, whylen, "a relative path: give an absolute one");
+	}
+	if (rc == 0 && b.len == 0)
+		sb_add(&b, "/", 1);
+	if (rc == 0 && b.oom)
+		rc = fail(why, whylen, "out of memory");
+	if (rc != 0) {
+		free(b.p);
+		return -1;
+	}
+	*out = b.p;
+	return 0;
+}
+
+static void quote_into(struct sbuf *b, const char *arg)
+{
+	if (*arg && !strpbrk(arg, " \t\"")) {
+		sb_str(b, arg);
+		return;
+	}
+	sb_add(b, "\"", 1);
+	for (const char *s = arg;; s++) {
+		size_t n = 0;
+		while (*s == '\\') {
+			n++;
+			s++;
+		}
+		if (*s == '\0') {
+			sb_repeat(b, '\\', 2 * n); /* the closing quote must stay a quote */
+			break;
+		}
+		if (*s == '"') {
+			sb_repeat(b, '\\', 2 * n + 1);
+		} else {
+			sb_repeat(b, '\\', n);
+		}
+		sb_add(b, s, 1);
+	}
+	sb_add(b, "\"", 1);
+}
+
+char *zsp_wsl_quote(const char *arg)
+{
+	struct sbuf b = { 0 };
+	quote_into(&b, arg);
+	return sb_take(&b);
+}
+
+/* Translates *path in place (into the arena); what names it goes into the error. */
+static int translate(const char **path, const char *what, const char *distribution, zsp_arena *a,
+		     zsp_diag *d)
+{
+	char why[512], *linux_path;
+	if (zsp_wsl_path(*path, distribution, &linux_path, why, sizeof(why)) != 0) {
+		zsp_diag_error_noloc(d, "cannot translate %s `%s` to a Linux path: %s", what, *path ? *path : "", why);
+		return -1;
+	}
+	*path = zsp_arena_strdup(a, linux_path);
+	free(linux_path);
+	if (!*path) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* The distribution the first `\\wsl$` path names, for an invocation without --distribution. */
+static const char *named_distribution(const zsp_wsl_invocation *inv, zsp_arena *a)
+{
+	const char *paths[3] = { inv->cd, inv->policy_file, NULL };
+	size_t len;
+	const char *d = NULL;
+	for (size_t i = 0; !d && i < 2; i++)
+		d = zsp_wsl_path_distribution(paths[i], &len);
+	for (size_t i = 0; !d && i < inv->nincludes; i++)
+		d = zsp_wsl_path_distribution(inv->includes[i], &len);
+	for (size_t i = 0; !d && i < inv->ndefines; i++)
+		d = zsp_wsl_path_distribution(inv->define_values[i], &len);
+	return d ? zsp_arena_strndup(a, d, len) : NULL;
+}
+
+static const char **copy_array(zsp_arena *a, const char **v, size_t n)
+{
+	const char **c = zsp_arena_calloc(a, n ? n : 1, sizeof(*c));
+	if (c && n)
+		memcpy(c, v, n * sizeof(*c));
+	return c;
+}
+
+int zsp_wsl_translate(zsp_wsl_invocation *inv, zsp_arena *a, zsp_diag *d)
+{
+	unsigned errors = d->errors;
+	if (inv->distribution && !*inv->distribution)
+		zsp_diag_error_noloc(d, "--distribution needs a name");
+	if (inv->user && !*inv->user)
+		zsp_diag_error_noloc(d, "--user needs a name");
+	if (!inv->distribution)
+		inv->distribution = named_distribution(inv, a);
+	const char **values = copy_array(a, inv->define_values, inv->ndefines);
+	const char **includes = copy_array(a, inv->includes, inv->nincludes);
+	if (!values || !includes) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return -1;
+	}
+	inv->define_values = values;
+	inv->includes = includes;
+	const char *dist = inv->distribution;
+	translate(&inv->policy_file, "the policy file", dist, a, d);
+	for (size_t i = 0; i < inv->nincludes; i++)
+		translate(&includes[i], "the include directory", dist, a, d);
+	const char *workspace = NULL;
+	for (size_t i = 0; i < inv->ndefines; i++) {
+		if (zsp_wsl_is_windows_path(values[i])) {
+			char *what = zsp_arena_printf(a, "-D %s", inv->define_names[i]);
+			if (translate(&values[i], what ? what : "a -D value", dist, a, d) != 0)
+				continue;
+		}
+		if (strcmp(inv->define_names[i], "WORKSPACE") == 0)
+			workspace = values[i];
+	}
+	if (inv->cd && strcmp(inv->cd, "~") != 0)
+		translate(&inv->cd, "--cd", dist, a, d);
+	else if (!inv->cd && workspace && workspace[0] == '/')
+		inv->cd = workspace;
+	return d->errors > errors ? -1 : 0;
+}
+
+static void arg(struct sbuf *b, const char *s)
+{
+	sb_add(b, " ", 1);
+	quote_into(b, s);
+}
+
+char *zsp_wsl_command_line(const zsp_wsl_invocation *inv)
+{
+	struct sbuf b = { 0 };
+	sb_str(&b, "wsl.exe");
+	if (inv->distribution) {
+		arg(&b, "--distribution");
+		arg(&b, inv->distribution);
+	}
+	if (inv->user) {
+		arg(&b, "--user");
+		arg(&b, inv->user);
+	}
+	if (inv->cd) {
+		arg(&b, "--cd");
+		arg(&b, inv->cd);
+	}
+	arg(&b, "--exec");
+	arg(&b, ZSP_WSL_RUN);
+	if (inv->policy_name) {
+		arg(&b, "--policy");
+		arg(&b, inv->policy_name);
+	}
+	if (inv->strict)
+		arg(&b, "--strict");
+	for (size_t i = 0; i < inv->nwarnings; i++) {
+		struct sbuf w = { 0 };
+		sb_str(&w, "-W");
+		sb_str(&w, inv->warnings[i]);
+		if (w.oom)
+			b.oom = true;
+		else
+			arg(&b, w.p);
+		free(w.p);
+	}
+	for (size_t i = 0; i < inv->nincludes; i++) {
+		arg(&b, "-I");
+		arg(&b, inv->includes[i]);
+	}
+	arg(&b, "-p");
+	arg(&b, inv->policy_file);
+	for (size_t i = 0; i < inv->ndefines; i++) {
+		struct sbuf def = { 0 };
+		sb_str(&def, inv->define_names[i]);
+		sb_add(&def, "=", 1);
+		sb_str(&def, inv->define_values[i]);
+		arg(&b, "-D");
+		if (def.oom)
+			b.oom = true;
+		else
+			arg(&b, def.p);
+		free(def.p);
+	}
+	arg(&b, "--");
+	for (size_t i = 0; i < inv->ncommand; i++)
+		arg(&b, inv->command[i]);
+	sb_add(&b, "\n", 1);
+	return sb_take(&b);
+}
