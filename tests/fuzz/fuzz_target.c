@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../backends/linux.h"
+#include "../../backends/sbpl.h"
 #include "../../compiler/compile.h"
 #include "fuzz.h"
 #include "zsp.h"
@@ -22,8 +23,8 @@ static void discard(void *ctx, const char *text, size_t len)
 	(void)len;
 }
 
-/* The Linux lowering of each policy: the bwrap plan (against this machine's file system, with
- * a small glob walk budget) and the seccomp program in both forms. */
+/* The lowerings of each policy: the bwrap plan (against this machine's file system, with a
+ * small glob walk budget), the seccomp program in both forms, the Seatbelt profile. */
 static void lower(const zsp_policy_set *set)
 {
 	static char *const env[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "LC_ALL=C", NULL };
@@ -43,6 +44,12 @@ static void lower(const zsp_policy_set *set)
 				if (!plan.argv[k])
 					abort();
 		zsp_arena_free(a);
+		zsp_sbpl_profile prof;
+		if (zsp_sbpl_emit(p, "fuzz.zsp", &d, &prof) == 0) {
+			if (!prof.text || strlen(prof.text) != prof.len)
+				abort();
+			zsp_sbpl_profile_free(&prof);
+		}
 		for (int pfc = 0; pfc < 2; pfc++) {
 			char *out = NULL;
 			size_t len = 0;
