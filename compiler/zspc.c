@@ -16,7 +16,9 @@
 
 static const char usage_text[] =
 	"usage: zspc --check [OPTIONS] FILE.zsp\n"
-	"       zspc --emit ir|bwrap|bpf|pfc [OPTIONS] [-o OUT] FILE.zsp\n"
+	"       zspc --emit ir|bwrap|bpf|pfc|sbpl [OPTIONS] [-o OUT] FILE.zsp\n"
+	"       zspc --emit sandbox-exec [OPTIONS] FILE.zsp -- COMMAND [ARG]...\n"
+	"       zspc --emit wsl [--distribution D] [--user U] [--cd DIR] [OPTIONS] FILE.zsp -- COMMAND...\n"
 	"       zspc --query 'REQUEST' [--policy NAME] [--explain] [--format json] FILE.zsp\n"
 	"       zspc --batch FILE|- [--policy NAME] FILE.zsp\n"
 	"       zspc --test [--coverage] [--coverage-min PCT] FILE.zsp\n"
@@ -29,6 +31,11 @@ static const char usage_text[] =
 	"                     (--format nul: NUL-separated, for bwrap --args FD)\n"
 	"  --emit bpf         write the seccomp filter as a raw BPF program (bwrap --seccomp FD)\n"
 	"  --emit pfc         print the seccomp filter as libseccomp's readable pseudo-code\n"
+	"  --emit sbpl        print the macOS Seatbelt profile (parameters stay (param \"NAME\")\n"
+	"                     unless -D gives them)\n"
+	"  --emit sandbox-exec  print the sandbox-exec command line running COMMAND\n"
+	"  --emit wsl         print the wsl.exe command line running COMMAND under zsp-run in a\n"
+	"                     WSL2 distribution (Windows paths in -D values translated)\n"
 	"  --strict           rules a backend cannot enforce as written are errors\n"
 	"                     (same as -Werror=unenforced)\n"
 	"  --query REQUEST    decide one request: allow (exit 0), deny (1), ask (2);\n"
