@@ -1,0 +1,114 @@
+/* store.h: the grant store and the audit trail, in SQLite. Grants are what people answered when
+ * the oracle said `ask`; they apply only to an `ask` (DESIGN §3: never to a built-in rule, a
+ * substitution or a policy deny) and last exactly as long as their scope says. */
+#ifndef ZSP_STORE_H
+#define ZSP_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct zsp_store zsp_store;
+
+typedef enum zsp_grant_scope {
+	ZSP_GRANT_ONCE,      /* the next matching request only; consumed atomically */
+	ZSP_GRANT_THREAD,    /* this agent thread (conversation) until it ends; never on disk */
+	ZSP_GRANT_PROJECT,   /* always in one project directory */
+	ZSP_GRANT_GLOBAL,    /* always, everywhere */
+} zsp_grant_scope;
+
+typedef enum zsp_grant_match {
+	ZSP_MATCH_EXACT,     /* the request's argument, byte for byte (`cargo build --release`) */
+	ZSP_MATCH_PREFIX,    /* a regex searched in the argument, Zed style (`^cargo\s+build(\s|$)`),
+			      * PCRE2 via compiler/regex.h, case-sensitive */
+	ZSP_MATCH_PATH,      /* an absolute directory: the argument (a path) is it or lies below it */
+	ZSP_MATCH_HOST,      /* `example.com` or `*.example.com` (strict subdomains), against the
+			      * host of a URL or of a host:port argument */
+} zsp_grant_match;
+
+typedef struct zsp_grant {
+	int64_t id;          /* set by the store */
+	zsp_grant_scope scope;
+	const char *thread;  /* THREAD: required; ONCE: optional (then only in that thread) */
+	const char *project; /* PROJECT: required, an absolute canonical directory; else NULL */
+	const char *tool;    /* terminal, edit_file, fetch, read, connect, mcp:server:tool, ... */
+	zsp_grant_match match;
+	const char *pattern;
+	int decision;        /* enum zsp_answer (zsp.h): ZSP_ANSWER_ALLOW or ZSP_ANSWER_DENY */
+	const char *policy;  /* the policy it was given under (informational, listed) */
+	const char *who;     /* the user who answered */
+	int64_t created;     /* unix seconds, set by the store when 0 */
+	int64_t expires;     /* unix seconds; 0 = no expiry */
+} zsp_grant;
+
+/* Where the databases live. NULL members take the defaults:
+ *  state_dir   $XDG_STATE_HOME/zsp, else ~/.local/state/zsp   (grants.db: once, project, global
+ *              grants and the audit trail)
+ *  runtime_dir $XDG_RUNTIME_DIR/zsp                           (threads.db: thread grants; a tmpfs)
+ * Directories are created 0700, files 0600. A database or directory that is not owned by the
+ * user, or is writable by group or others, is refused; so is a corrupt one. */
+typedef struct zsp_store_where {
+	const char *state_dir;
+	const char *runtime_dir;
+	bool threads_in_memory;  /* embedded use: thread grants live in this process only */
+} zsp_store_where;
+
+/* Opens (creating and migrating as needed: PRAGMA user_version, WAL, a busy timeout). On error
+ * returns -1 with a one-line reason in err naming the file and what to do; *out is NULL. When
+ * no runtime dir exists (and not threads_in_memory) the store opens, but thread grants are
+ * refused with a clear error rather than written to disk. */
+int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, size_t errlen);
+void zsp_store_close(zsp_store *s);
+
+/* Every call below is one transaction; -1 on error with err filled. */
+
+/* Adds g (validated: a THREAD grant needs a thread, a PROJECT grant an absolute project, a
+ * PREFIX pattern must compile, a HOST pattern is a host name or *.domain, decision allow/deny).
+ * *id, if not NULL, gets the new grant's id. */
+int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size_t errlen);
+
+/* Removes grant id; 0 when it existed, 1 when there was no such grant, -1 on error. */
+int zsp_store_revoke(zsp_store *s, int64_t id, char *err, size_t errlen);
+
+/* Removes every grant of thread (THREAD and ONCE); *removed how many. */
+int zsp_store_end_thread(zsp_store *s, const char *thread, int *removed, char *err, size_t errlen);
+
+/* Removes expired grants (expires <= now); *removed how many. */
+int zsp_store_gc(zsp_store *s, int64_t now, int *removed, char *err, size_t errlen);
+
+/* Calls fn for each grant (thread grants too), ordered by id. fn returns non-zero to stop. */
+int zsp_store_list(zsp_store *s, int (*fn)(void *ctx, const zsp_grant *g), void *ctx, char *err,
+		   size_t errlen);
+
+/* The grant that answers `tool arg` for this thread (may be NULL) and project (may be NULL) at
+ * time now: a deny grant wins over an allow grant; among the rest the narrowest scope (once,
+ * thread, project, global). A once grant that answers is consumed in the same transaction: two
+ * processes can never both use it. Returns 1 with *decision (enum zsp_answer) and *id set when a
+ * grant answers, 0 when none does, -1 on error (the caller must then decide without grants:
+ * fail closed, never allow). */
+int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char *thread,
+		     const char *project, int64_t now, int *decision, int64_t *id, char *err,
+		     size_t errlen);
+
+typedef struct zsp_audit_record {
+	int64_t time;         /* unix seconds; 0 = now */
+	const char *request;  /* as given: `terminal "cargo test"` */
+	int decision;         /* enum zsp_answer */
+	const char *reason;   /* the oracle's reason code, or "grant" */
+	const char *rule;     /* the deciding rule's place (file:line:col) or "grant N"; may be NULL */
+	const char *policy;   /* policy name */
+	const char *policy_hash; /* sha-256 of the policy's IR JSON, hex */
+	const char *thread, *project, *who;   /* may be NULL */
+} zsp_audit_record;
+
+int zsp_store_audit(zsp_store *s, const zsp_audit_record *r, char *err, size_t errlen);
+
+/* Calls fn for each audit record with time >= since, oldest first. */
+int zsp_store_audit_list(zsp_store *s, int64_t since, int (*fn)(void *ctx, const zsp_audit_record *r),
+			 void *ctx, char *err, size_t errlen);
+
+/* Paths of the two databases (for messages); threads may be NULL (memory, or none). */
+const char *zsp_store_grants_path(const zsp_store *s);
+const char *zsp_store_threads_path(const zsp_store *s);
+
+#endif
