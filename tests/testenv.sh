@@ -27,3 +27,19 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/$zsp_suite.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
+
+# golden_check NAME KIND EXPECTED ACTUAL: with bless=true the golden file EXPECTED becomes
+# ACTUAL; otherwise they must be equal (a diff is printed). Counts into passed/failed.
+golden_check() {
+	if ${bless:-false}; then
+		cp "$4" "$3"
+		return
+	fi
+	if [ -f "$3" ] && cmp -s "$3" "$4"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL $1 ($2)"
+		if [ -f "$3" ]; then diff -u "$3" "$4"; else echo "  no $3"; fi
+	fi
+}

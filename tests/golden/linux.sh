@@ -37,20 +37,6 @@ echo '../..' >"$T/repos/main/.git/worktrees/wt/commondir"
 passed=0
 failed=0
 
-# check NAME KIND EXPECTED ACTUAL
-check() {
-	if $bless; then
-		cp "$4" "$3"
-		return
-	fi
-	if [ -f "$3" ] && cmp -s "$3" "$4"; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		echo "FAIL $1 ($2)"
-		if [ -f "$3" ]; then diff -u "$3" "$4"; else echo "  no $3"; fi
-	fi
-}
 
 emit() {
 	(cd "$T/ws" && env -i PATH=/usr/bin:/bin LANG=C.UTF-8 LC_ALL=C.UTF-8 SECRET_TOKEN=x \
@@ -66,12 +52,12 @@ for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
 	extra=
 	[ -f "$golden/$name.args" ] && extra=$(sed "s|@T@|$T|g" "$golden/$name.args")
 	emit bwrap "$src" "$extra" >"$tmp/out"
-	check "$name" bwrap "$golden/$name.bwrap" "$tmp/out"
+	golden_check "$name" bwrap "$golden/$name.bwrap" "$tmp/out"
 	if [ -s "$tmp/err" ] || [ -f "$golden/$name.warn" ]; then
-		check "$name" warnings "$golden/$name.warn" "$tmp/err"
+		golden_check "$name" warnings "$golden/$name.warn" "$tmp/err"
 	fi
 	emit pfc "$src" "$extra" >"$tmp/out"
-	check "$name" pfc "$golden/$name.pfc" "$tmp/out"
+	golden_check "$name" pfc "$golden/$name.pfc" "$tmp/out"
 done
 
 # The fixture is as it was: emitting never creates anything.

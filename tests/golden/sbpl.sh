@@ -19,20 +19,6 @@ version=$("$ZSPC" --version | sed 's/^zspc //')
 passed=0
 failed=0
 
-# check NAME KIND EXPECTED ACTUAL
-check() {
-	if $bless; then
-		cp "$4" "$3"
-		return
-	fi
-	if [ -f "$3" ] && cmp -s "$3" "$4"; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		echo "FAIL $1 ($2)"
-		if [ -f "$3" ]; then diff -u "$3" "$4"; else echo "  no $3"; fi
-	fi
-}
 
 for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
 	name=$(basename "$src" .zsp)
@@ -54,9 +40,9 @@ for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
 	[ $rc -ne 0 ] && echo "exit $rc" >>"$tmp/err"
 	sed -i "s|zspc $version\\.|zspc @VERSION@.|; s|$dir|@DIR@|g" "$tmp/out"
 	sed -i "s|$dir|@DIR@|g" "$tmp/err"
-	check "$name" "$ext" "$golden/$name.$ext" "$tmp/out"
+	golden_check "$name" "$ext" "$golden/$name.$ext" "$tmp/out"
 	if [ -s "$tmp/err" ] || [ -f "$golden/$name.warn" ]; then
-		check "$name" warnings "$golden/$name.warn" "$tmp/err"
+		golden_check "$name" warnings "$golden/$name.warn" "$tmp/err"
 	fi
 done
 
