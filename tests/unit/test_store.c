@@ -1,0 +1,559 @@
+/* test_store.c: CUnit tests for runtime/store.c: validation, scopes, matchers, precedence,
+ * expiry, once-grants, migrations, and the refusals (corrupt, permissions, symlinks, no runtime). */
+#include <CUnit/Basic.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../compiler/zsp.h"
+#include "../../runtime/store.h"
+
+static char root[128];
+static int seq;
+static char err[1024];
+
+/* A fresh directory under root: dir/state and dir/run (the runtime dir's parent). */
+static void fresh(char *state, char *run)
+{
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s/%d", root, ++seq);
+	mkdir(dir, 0700);
+	snprintf(state, 512, "%s/state", dir);
+	snprintf(run, 512, "%s/run", dir);
+	mkdir(run, 0700);
+	strcat(run, "/zsp");
+}
+
+static zsp_store *open_store(bool memory)
+{
+	char state[512], run[512];
+	fresh(state, run);
+	zsp_store_where w = { .state_dir = state, .runtime_dir = run, .threads_in_memory = memory };
+	zsp_store *s = NULL;
+	err[0] = '\0';
+	if (zsp_store_open(&w, &s, err, sizeof err) != 0)
+		fprintf(stderr, "open: %s\n", err);
+	return s;
+}
+
+static int64_t add(zsp_store *s, zsp_grant_scope scope, const char *thread, const char *project,
+		   const char *tool, zsp_grant_match m, const char *pattern, int decision)
+{
+	zsp_grant g = { .scope = scope, .thread = thread, .project = project, .tool = tool,
+			.match = m, .pattern = pattern, .decision = decision, .policy = "p",
+			.who = "tester" };
+	int64_t id = 0;
+	if (zsp_store_add(s, &g, &id, err, sizeof err) != 0) {
+		fprintf(stderr, "add: %s\n", err);
+		return -1;
+	}
+	return id;
+}
+
+/* The answer for tool arg: ALLOW/DENY, or -1 none, -2 error. */
+static int ask(zsp_store *s, const char *tool, const char *arg, const char *thread,
+	       const char *project, int64_t *id)
+{
+	int d = -1;
+	int64_t gid = 0;
+	int rc = zsp_store_lookup(s, tool, arg, thread, project, 1000, &d, &gid, err, sizeof err);
+	if (id)
+		*id = gid;
+	return rc == 1 ? d : rc == 0 ? -1 : -2;
+}
+
+static void test_validation(void)
+{
+	zsp_store *s = open_store(true);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	struct {
+		zsp_grant g;
+		const char *want;
+	} bad[] = {
+		{ { .scope = 9, .tool = "t", .pattern = "x" }, "scope" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .match = 7, .tool = "t", .pattern = "x" }, "matcher" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .pattern = "x", .decision = 2 }, "allow or deny" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "", .pattern = "x" }, "tool" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PREFIX }, "pattern" },
+		{ { .scope = ZSP_GRANT_THREAD, .tool = "t", .pattern = "x" }, "thread ID" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .thread = "t1", .tool = "t", .pattern = "x" }, "takes no thread" },
+		{ { .scope = ZSP_GRANT_PROJECT, .tool = "t", .pattern = "x" }, "absolute canonical" },
+		{ { .scope = ZSP_GRANT_PROJECT, .project = "rel/dir", .tool = "t", .pattern = "x" }, "absolute canonical" },
+		{ { .scope = ZSP_GRANT_PROJECT, .project = "/a/../b", .tool = "t", .pattern = "x" }, "absolute canonical" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .project = "/a", .tool = "t", .pattern = "x" }, "only a project" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PREFIX, .pattern = "(" }, "does not compile" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PATH, .pattern = "a/b" }, "absolute directory" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "a..b" }, "host name" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "*.*.b" }, "host name" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "a b" }, "host name" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .pattern = "x", .expires = -1 }, "negative" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(zsp_store_add(s, &bad[i].g, NULL, err, sizeof err), -1);
+		if (!strstr(err, bad[i].want)) {
+			fprintf(stderr, "case %zu: '%s' lacks '%s'\n", i, err, bad[i].want);
+			CU_FAIL("message");
+		}
+	}
+	CU_ASSERT_EQUAL(zsp_store_add(s, NULL, NULL, err, sizeof err), -1);
+	zsp_store_close(s);
+}
+
+static void test_matchers(void)
+{
+	zsp_store *s = open_store(true);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "terminal", ZSP_MATCH_EXACT,
+		      "cargo build --release", ZSP_ANSWER_ALLOW) > 0);
+	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "terminal", ZSP_MATCH_PREFIX,
+		      "^cargo\\s+test(\\s|$)", ZSP_ANSWER_ALLOW) > 0);
+	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "edit_file", ZSP_MATCH_PATH, "/a", ZSP_ANSWER_ALLOW) > 0);
+	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "fetch", ZSP_MATCH_HOST, "*.Example.com", ZSP_ANSWER_ALLOW) > 0);
+	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "connect", ZSP_MATCH_HOST, "api.test.org", ZSP_ANSWER_ALLOW) > 0);
+	struct {
+		const char *tool, *arg;
+		int want;
+	} t[] = {
+		{ "terminal", "cargo build --release", ZSP_ANSWER_ALLOW },
+		{ "terminal", "cargo build --release ", -1 },
+		{ "terminal", "cargo build", -1 },
+		{ "edit_file", "cargo build --release", -1 },   /* tool must match */
+		{ "terminal", "cargo test", ZSP_ANSWER_ALLOW },
+		{ "terminal", "cargo  test --all", ZSP_ANSWER_ALLOW },
+		{ "terminal", "cargo testing", -1 },
+		{ "terminal", "xcargo test", -1 },
+		{ "terminal", "CARGO test", -1 },                 /* case-sensitive */
+		{ "edit_file", "/a", ZSP_ANSWER_ALLOW },
+		{ "edit_file", "/a/b/c.txt", ZSP_ANSWER_ALLOW },
+		{ "edit_file", "/ab", -1 },
+		{ "edit_file", "/ab/c", -1 },
+		{ "edit_file", "/a/../etc/passwd", -1 },
+		{ "edit_file", "//a//b/./c", ZSP_ANSWER_ALLOW },
+		{ "edit_file", "a/b", -1 },
+		{ "fetch", "https://api.example.com/v1", ZSP_ANSWER_ALLOW },
+		{ "fetch", "https://a.b.EXAMPLE.com:8443/x?y", ZSP_ANSWER_ALLOW },
+		{ "fetch", "https://user@x.example.com/", ZSP_ANSWER_ALLOW },
+		{ "fetch", "https://example.com/", -1 },           /* never the apex */
+		{ "fetch", "https://badexample.com/", -1 },
+		{ "fetch", "https://example.com.evil.net/", -1 },
+		{ "fetch", "https://x.example.com@evil.net/", -1 },
+		{ "connect", "api.test.org:443", ZSP_ANSWER_ALLOW },
+		{ "connect", "api.test.org", ZSP_ANSWER_ALLOW },
+		{ "connect", "x.api.test.org:443", -1 },
+		{ "connect", "test.org:443", -1 },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		int got = ask(s, t[i].tool, t[i].arg, NULL, NULL, NULL);
+		if (got != t[i].want) {
+			fprintf(stderr, "%s '%s': got %d, want %d\n", t[i].tool, t[i].arg, got, t[i].want);
+			CU_FAIL("match");
+		}
+	}
+	zsp_store_close(s);
+}
+
+static void test_precedence(void)
+{
+	zsp_store *s = open_store(true);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	int64_t g = add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "terminal", ZSP_MATCH_EXACT, "make", ZSP_ANSWER_ALLOW);
+	int64_t p = add(s, ZSP_GRANT_PROJECT, NULL, "/src/p", "terminal", ZSP_MATCH_EXACT, "make", ZSP_ANSWER_ALLOW);
+	int64_t t = add(s, ZSP_GRANT_THREAD, "T1", NULL, "terminal", ZSP_MATCH_EXACT, "make", ZSP_ANSWER_ALLOW);
+	int64_t id;
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, g);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, "/src/p", &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, p);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, "/src/other", &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, g);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", "T1", "/src/p", &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, t);
+	CU_ASSERT(t >= (INT64_C(1) << 40));   /* thread ids never collide with grants.db ids */
+	/* a once grant is the narrowest; it answers once */
+	int64_t o = add(s, ZSP_GRANT_ONCE, "T1", NULL, "terminal", ZSP_MATCH_EXACT, "make", ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", "T2", NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, g);   /* another thread's once grant does not apply */
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", "T1", NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, o);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", "T1", NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, t);
+	/* deny over allow, whatever the scopes */
+	int64_t d = add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "terminal", ZSP_MATCH_PREFIX, "^make", ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", "T1", "/src/p", &id), ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(id, d);
+	/* a once allow is not consumed when a deny answers */
+	o = add(s, ZSP_GRANT_ONCE, NULL, NULL, "terminal", ZSP_MATCH_EXACT, "make", ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, NULL, &id), ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(zsp_store_revoke(s, d, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_revoke(s, d, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, o);
+	/* revoking a thread grant */
+	CU_ASSERT_EQUAL(zsp_store_revoke(s, t, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", "T1", "/src/p", &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, p);
+	CU_ASSERT_EQUAL(zsp_store_lookup(s, "", "x", NULL, NULL, 0, &(int){ 0 }, NULL, err, sizeof err), -1);
+	zsp_store_close(s);
+}
+
+struct collect {
+	int n;
+	int64_t ids[16];
+	char last_pattern[64];
+};
+
+static int collect_grant(void *ctx, const zsp_grant *g)
+{
+	struct collect *c = ctx;
+	if (c->n < 16)
+		c->ids[c->n] = g->id;
+	c->n++;
+	snprintf(c->last_pattern, sizeof c->last_pattern, "%s", g->pattern);
+	return 0;
+}
+
+static int stop_at_first(void *ctx, const zsp_grant *g)
+{
+	(*(int *)ctx)++;
+	return 1;
+}
+
+static void test_expiry_list_end_thread(void)
+{
+	zsp_store *s = open_store(false);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL(zsp_store_threads_path(s));
+	CU_ASSERT_PTR_NOT_NULL(strstr(zsp_store_grants_path(s), "/grants.db"));
+	zsp_grant g = { .scope = ZSP_GRANT_GLOBAL, .tool = "read", .match = ZSP_MATCH_PATH,
+			.pattern = "/x/y/", .decision = ZSP_ANSWER_ALLOW, .expires = 1500 };
+	int64_t e;
+	CU_ASSERT_EQUAL(zsp_store_add(s, &g, &e, err, sizeof err), 0);
+	add(s, ZSP_GRANT_THREAD, "T9", NULL, "read", ZSP_MATCH_EXACT, "a", ZSP_ANSWER_ALLOW);
+	add(s, ZSP_GRANT_ONCE, "T9", NULL, "read", ZSP_MATCH_EXACT, "b", ZSP_ANSWER_ALLOW);
+	add(s, ZSP_GRANT_ONCE, NULL, NULL, "read", ZSP_MATCH_EXACT, "c", ZSP_ANSWER_ALLOW);
+	int d;
+	CU_ASSERT_EQUAL(zsp_store_lookup(s, "read", "/x/y/z", NULL, NULL, 1499, &d, NULL, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(zsp_store_lookup(s, "read", "/x/y/z", NULL, NULL, 1500, &d, NULL, err, sizeof err), 0);
+	struct collect c = { 0 };
+	CU_ASSERT_EQUAL(zsp_store_list(s, collect_grant, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(c.n, 4);
+	CU_ASSERT_EQUAL(c.ids[0], e);
+	CU_ASSERT(c.ids[0] < c.ids[1] && c.ids[1] < c.ids[2] && c.ids[2] < c.ids[3]);
+	int stops = 0;
+	CU_ASSERT_EQUAL(zsp_store_list(s, stop_at_first, &stops, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(stops, 1);
+	int removed = -1;
+	CU_ASSERT_EQUAL(zsp_store_gc(s, 1499, &removed, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(removed, 0);
+	CU_ASSERT_EQUAL(zsp_store_gc(s, 1500, &removed, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(removed, 1);
+	CU_ASSERT_EQUAL(zsp_store_end_thread(s, "T9", &removed, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(removed, 2);
+	c.n = 0;
+	CU_ASSERT_EQUAL(zsp_store_list(s, collect_grant, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(c.n, 1);
+	CU_ASSERT_STRING_EQUAL(c.last_pattern, "c");
+	CU_ASSERT_EQUAL(zsp_store_end_thread(s, "", &removed, err, sizeof err), -1);
+	zsp_store_close(s);
+}
+
+static void test_once_persisted(void)
+{
+	char state[512], run[512];
+	fresh(state, run);
+	zsp_store_where w = { .state_dir = state, .runtime_dir = run };
+	zsp_store *a = NULL, *b = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &a, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &b, err, sizeof err), 0);
+	int64_t o = add(a, ZSP_GRANT_ONCE, NULL, NULL, "terminal", ZSP_MATCH_EXACT, "ls", ZSP_ANSWER_ALLOW);
+	int64_t id;
+	CU_ASSERT_EQUAL(ask(b, "terminal", "ls", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, o);
+	CU_ASSERT_EQUAL(ask(a, "terminal", "ls", NULL, NULL, &id), -1);
+	CU_ASSERT_EQUAL(ask(b, "terminal", "ls", NULL, NULL, &id), -1);
+	/* files 0600 in a 0700 directory */
+	struct stat st;
+	CU_ASSERT_EQUAL(stat(state, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0700);
+	CU_ASSERT_EQUAL(stat(zsp_store_grants_path(a), &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+	CU_ASSERT_EQUAL(stat(run, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 0777, 0700);
+	zsp_store_close(a);
+	zsp_store_close(b);
+}
+
+struct audit_collect {
+	int n;
+	char request[64], rule[64];
+};
+
+static int collect_audit(void *ctx, const zsp_audit_record *r)
+{
+	struct audit_collect *c = ctx;
+	c->n++;
+	snprintf(c->request, sizeof c->request, "%s", r->request);
+	snprintf(c->rule, sizeof c->rule, "%s", r->rule ? r->rule : "(null)");
+	return 0;
+}
+
+static void test_audit(void)
+{
+	zsp_store *s = open_store(true);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	zsp_audit_record r = { .time = 100, .request = "terminal \"cargo test\"",
+			       .decision = ZSP_ANSWER_ALLOW, .reason = "grant", .rule = "grant 3",
+			       .policy = "p", .policy_hash = "ab12" };
+	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), 0);
+	r.time = 200;
+	r.request = "read \"/etc\"";
+	r.rule = NULL;
+	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), 0);
+	struct audit_collect c = { 0 };
+	CU_ASSERT_EQUAL(zsp_store_audit_list(s, 0, collect_audit, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(c.n, 2);
+	CU_ASSERT_STRING_EQUAL(c.rule, "(null)");
+	c.n = 0;
+	CU_ASSERT_EQUAL(zsp_store_audit_list(s, 150, collect_audit, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(c.n, 1);
+	CU_ASSERT_STRING_EQUAL(c.request, "read \"/etc\"");
+	r.request = NULL;
+	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), -1);
+	zsp_store_close(s);
+}
+
+static void test_no_runtime_dir(void)
+{
+	char state[512], run[512];
+	fresh(state, run);
+	strcat(run, "/missing/zsp");
+	zsp_store_where w = { .state_dir = state, .runtime_dir = run };
+	zsp_store *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+	CU_ASSERT_PTR_NULL(zsp_store_threads_path(s));
+	err[0] = '\0';
+	zsp_grant g = { .scope = ZSP_GRANT_THREAD, .thread = "T", .tool = "t", .pattern = "x" };
+	CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no runtime directory"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "never on disk"));
+	/* the rest works, thread or not */
+	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "t", ZSP_MATCH_EXACT, "x", ZSP_ANSWER_ALLOW) > 0);
+	CU_ASSERT_EQUAL(ask(s, "t", "x", "T", NULL, NULL), ZSP_ANSWER_ALLOW);
+	zsp_store_close(s);
+	/* and by default: XDG_RUNTIME_DIR unset */
+	char *saved = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
+	unsetenv("XDG_RUNTIME_DIR");
+	w.runtime_dir = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "XDG_RUNTIME_DIR"));
+	zsp_store_close(s);
+	if (saved) {
+		setenv("XDG_RUNTIME_DIR", saved, 1);
+		free(saved);
+	}
+}
+
+static void test_defaults_from_env(void)
+{
+	char state[512], run[512];
+	fresh(state, run);
+	char *saved_state = getenv("XDG_STATE_HOME") ? strdup(getenv("XDG_STATE_HOME")) : NULL;
+	char *saved_run = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
+	setenv("XDG_STATE_HOME", state, 1);    /* not created yet: made with its parents */
+	run[strlen(run) - 4] = '\0';
+	setenv("XDG_RUNTIME_DIR", run, 1);
+	zsp_store *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(NULL, &s, err, sizeof err), 0);
+	char want[600];
+	snprintf(want, sizeof want, "%s/zsp/grants.db", state);
+	CU_ASSERT_STRING_EQUAL(zsp_store_grants_path(s), want);
+	snprintf(want, sizeof want, "%s/zsp/threads.db", run);
+	CU_ASSERT_STRING_EQUAL(zsp_store_threads_path(s), want);
+	zsp_store_close(s);
+	if (saved_state)
+		setenv("XDG_STATE_HOME", saved_state, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	if (saved_run)
+		setenv("XDG_RUNTIME_DIR", saved_run, 1);
+	else
+		unsetenv("XDG_RUNTIME_DIR");
+	free(saved_state);
+	free(saved_run);
+}
+
+static void test_migration(void)
+{
+	char state[512], run[512], path[600];
+	fresh(state, run);
+	mkdir(state, 0700);
+	snprintf(path, sizeof path, "%s/grants.db", state);
+	/* a version-0 database (empty, user_version 0), as an older zsp or sqlite3 left it */
+	sqlite3 *db;
+	CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &db), SQLITE_OK);
+	CU_ASSERT_EQUAL(sqlite3_exec(db, "CREATE TABLE unrelated(x); PRAGMA user_version = 0", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	chmod(path, 0600);
+	zsp_store_where w = { .state_dir = state, .threads_in_memory = true };
+	zsp_store *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "t", ZSP_MATCH_EXACT, "x", ZSP_ANSWER_ALLOW) > 0);
+	zsp_store_close(s);
+	CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_stmt *st;
+	sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+	CU_ASSERT_EQUAL(sqlite3_step(st), SQLITE_ROW);
+	CU_ASSERT_EQUAL(sqlite3_column_int(st, 0), 2);
+	sqlite3_finalize(st);
+	sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+	CU_ASSERT_EQUAL(sqlite3_step(st), SQLITE_ROW);
+	CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(st, 0), "wal");
+	sqlite3_finalize(st);
+	/* a newer schema is refused */
+	CU_ASSERT_EQUAL(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	CU_ASSERT_EQUAL(zsp_store_open(&w, &s, err, sizeof err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "newer zsp"));
+	CU_ASSERT_PTR_NULL(s);
+}
+
+/* Opening state (with grants.db prepared by how) fails with a message containing want. */
+static void refused(const char *what, void (*how)(const char *state, const char *db), const char *want)
+{
+	char state[512], run[512], path[600];
+	fresh(state, run);
+	zsp_store_where w = { .state_dir = state, .threads_in_memory = true };
+	zsp_store *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+	add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "t", ZSP_MATCH_EXACT, "x", ZSP_ANSWER_ALLOW);
+	zsp_store_close(s);
+	snprintf(path, sizeof path, "%s/grants.db", state);
+	how(state, path);
+	err[0] = '\0';
+	int rc = zsp_store_open(&w, &s, err, sizeof err);
+	if (rc != -1 || !strstr(err, want)) {
+		fprintf(stderr, "%s: rc %d, '%s' lacks '%s'\n", what, rc, err, want);
+		CU_FAIL(what);
+	}
+	CU_ASSERT_PTR_NULL(s);
+	zsp_store_close(s);
+	chmod(state, 0700);
+}
+
+static void make_garbage(const char *state, const char *db)
+{
+	char wal[700];
+	snprintf(wal, sizeof wal, "%s-wal", db);
+	unlink(wal);
+	FILE *f = fopen(db, "w");
+	for (int i = 0; i < 2000; i++)
+		fputs("this is not a database ", f);
+	fclose(f);
+}
+
+static void make_group_writable(const char *state, const char *db)
+{
+	chmod(db, 0620);
+}
+
+static void make_dir_other_writable(const char *state, const char *db)
+{
+	chmod(state, 0707);
+}
+
+static void make_symlink(const char *state, const char *db)
+{
+	char real[700];
+	snprintf(real, sizeof real, "%s.real", db);
+	rename(db, real);
+	symlink(real, db);
+}
+
+static void make_dir_symlink(const char *state, const char *db)
+{
+	char real[700];
+	snprintf(real, sizeof real, "%s.real", state);
+	rename(state, real);
+	symlink(real, state);
+}
+
+static void make_wal_symlink(const char *state, const char *db)
+{
+	char wal[700];
+	snprintf(wal, sizeof wal, "%s-wal", db);
+	unlink(wal);
+	symlink("/etc/passwd", wal);
+}
+
+static void make_foreign(const char *state, const char *db)
+{
+	if (chown(db, 65534, 65534) != 0)
+		perror("chown");
+}
+
+static void make_dir_readonly(const char *state, const char *db)
+{
+	chmod(state, 0500);
+}
+
+static void make_unreadable(const char *state, const char *db)
+{
+	chmod(db, 0);
+}
+
+static void test_refusals(void)
+{
+	refused("corrupt", make_garbage, "not a zsp grant database");
+	refused("group-writable file", make_group_writable, "writable by group or others (mode 0620)");
+	refused("other-writable directory", make_dir_other_writable, "writable by group or others (mode 0707)");
+	refused("symlinked db", make_symlink, "symbolic link");
+	refused("symlinked dir", make_dir_symlink, "symbolic link");
+	refused("symlinked wal", make_wal_symlink, "symbolic link");
+	if (geteuid() == 0) {
+		refused("foreign owner", make_foreign, "owned by uid 65534, not by you");
+		fprintf(stderr, "\n(root: read-only directory and unreadable file cases skipped: root "
+			"ignores permissions)\n");
+	} else {
+		refused("read-only directory", make_dir_readonly, "not writable");
+		refused("unreadable file", make_unreadable, "Permission denied");
+		fprintf(stderr, "\n(not root: the foreign-owner case is skipped: it needs chown)\n");
+	}
+}
+
+int main(void)
+{
+	snprintf(root, sizeof root, "%s/test_store.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(root))
+		return 99;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	CU_pSuite s = CU_add_suite("store", NULL, NULL);
+	if (!s || !CU_add_test(s, "validation", test_validation) ||
+	    !CU_add_test(s, "matchers", test_matchers) ||
+	    !CU_add_test(s, "precedence", test_precedence) ||
+	    !CU_add_test(s, "expiry, list, end thread", test_expiry_list_end_thread) ||
+	    !CU_add_test(s, "once across stores", test_once_persisted) ||
+	    !CU_add_test(s, "audit", test_audit) ||
+	    !CU_add_test(s, "no runtime dir", test_no_runtime_dir) ||
+	    !CU_add_test(s, "defaults from env", test_defaults_from_env) ||
+	    !CU_add_test(s, "migration", test_migration) ||
+	    !CU_add_test(s, "refusals", test_refusals)) {
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", root, root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
+	return failures ? 1 : 0;
+}
