@@ -91,6 +91,8 @@ static const char *const migrations[] = {
 typedef struct store_db {
 	sqlite3 *db;
 	char *path;             /* for messages; ":memory:" for an in-memory one */
+	bool on_tmpfs;          /* threads.db or memory: never synced */
+	bool synced;            /* the current synchronous level is FULL */
 	sqlite3_stmt *st[ST_COUNT];
 } store_db;
 
@@ -162,6 +164,22 @@ static int exec_stmt(store_db *d, enum stmt_id id, char *err, size_t errlen)
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? 0 : db_fail(d, rc, err, errlen);
+}
+
+/* Commits that take a permission away (a revocation, a consumed once grant, a deny grant)
+ * are synced to disk (FULL): a power cut must not bring an allow back. Those that add one, and
+ * the audit, use NORMAL: WAL keeps them atomic and safe from crashes, a power cut may lose the
+ * last few, and a lost grant only means asking again. */
+static int set_sync(store_db *d, bool full, char *err, size_t errlen)
+{
+	if (d->on_tmpfs || d->synced == full)
+		return 0;
+	int rc = sqlite3_exec(d->db, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+			      NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(d, rc, err, errlen);
+	d->synced = full;
+	return 0;
 }
 
 static void rollback(store_db *d)
@@ -388,6 +406,7 @@ static int db_open(store_db *d, const char *dir, const char *name, bool threads,
 	struct stat dst, fst, cst;
 	int rc;
 
+	d->on_tmpfs = threads;
 	if (!dir) {
 		d->path = strdup(":memory:");
 		if (!d->path)
@@ -421,9 +440,7 @@ static int db_open(store_db *d, const char *dir, const char *name, bool threads,
 	sqlite3_extended_result_codes(d->db, 1);
 	if (quick_check(d, err, errlen) != 0 ||
 	    pragma(d, "PRAGMA journal_mode = WAL", err, errlen) != 0 ||
-	    /* grants.db: a committed answer survives a power cut; threads.db is on a tmpfs */
-	    pragma(d, threads ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL", err,
-		   errlen) != 0 ||
+	    pragma(d, "PRAGMA synchronous = NORMAL", err, errlen) != 0 ||
 	    pragma(d, "PRAGMA foreign_keys = ON", err, errlen) != 0)
 		return -1;
 	return migrate(d, threads, err, errlen);
@@ -761,7 +778,8 @@ int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size
 		d = &s->threads;
 	}
 	sqlite3_stmt *st = stmt(d, ST_INSERT, err, errlen);
-	if (!st || exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
+	if (!st || set_sync(d, g->decision == ZSP_ANSWER_DENY, err, errlen) != 0 ||
+	    exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
 		return -1;
 	sqlite3_bind_int(st, 1, (int)g->scope);
 	bind_text(st, 2, g->thread);
@@ -796,7 +814,8 @@ static int delete_in(store_db *d, enum stmt_id which, const char *text, int64_t 
 		     char *err, size_t errlen)
 {
 	sqlite3_stmt *st = stmt(d, which, err, errlen);
-	if (!st || exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
+	if (!st || set_sync(d, which != ST_GC, err, errlen) != 0 ||
+	    exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
 		return -1;
 	if (text)
 		bind_text(st, 1, text);
@@ -1040,7 +1059,8 @@ int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char
 				return -1;
 		}
 		store_db *d = &s->grants;
-		if (exec_stmt(d, write ? ST_BEGIN_WRITE : ST_BEGIN_READ, err, errlen) != 0)
+		if ((write && set_sync(d, true, err, errlen) != 0) ||
+		    exec_stmt(d, write ? ST_BEGIN_WRITE : ST_BEGIN_READ, err, errlen) != 0)
 			return -1;
 		if (lookup_in(s, d, &l, arg, err, errlen) != 0) {
 			rollback(d);
@@ -1093,7 +1113,7 @@ int zsp_store_audit(zsp_store *s, const zsp_audit_record *r, char *err, size_t e
 		return fail(err, errlen, "audit: no store or no request");
 	store_db *d = &s->grants;
 	sqlite3_stmt *st = stmt(d, ST_AUDIT, err, errlen);
-	if (!st || exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
+	if (!st || set_sync(d, false, err, errlen) != 0 || exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, r->time ? r->time : (int64_t)time(NULL));
 	bind_text(st, 2, r->request);
