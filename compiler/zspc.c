@@ -21,6 +21,10 @@ static const char usage_text[] =
 	"       zspc --emit wsl [--distribution D] [--user U] [--cd DIR] [OPTIONS] FILE.zsp -- COMMAND...\n"
 	"       zspc --query 'REQUEST' [--policy NAME] [--explain] [--format json] FILE.zsp\n"
 	"       zspc --batch FILE|- [--policy NAME] FILE.zsp\n"
+	"       zspc --query|--batch ... [--thread ID] [--project DIR] [--record]\n"
+	"                  [--state-dir DIR] [--runtime-dir DIR] FILE.zsp\n"
+	"       zspc grant add|list|revoke|end-thread|gc ...   (zspc grant --help)\n"
+	"       zspc audit [--since DURATION|TIME] [--format json] [--state-dir DIR]\n"
 	"       zspc --test [--coverage] [--coverage-min PCT] FILE.zsp\n"
 	"       zspc --import zed [-o OUT] SETTINGS.json\n"
 	"       zspc --verify [--policy NAME] FILE.zsp\n"
@@ -45,6 +49,12 @@ static const char usage_text[] =
 	"  --import zed       turn Zed agent.tool_permissions settings into a .zsp policy\n"
 	"  --verify           run the test expectations in the real sandbox and compare the\n"
 	"                     kernel with the oracle (runs zsp-run --verify)\n"
+	"  --thread ID, --project DIR\n"
+	"                     consult the grant store for an ask: grants of this agent thread\n"
+	"                     and this project, besides once and global grants\n"
+	"  --record           append each decision to the audit trail (zspc audit)\n"
+	"  --state-dir DIR, --runtime-dir DIR\n"
+	"                     where grants.db and threads.db are (default: XDG state/runtime dirs)\n"
 	"  --policy NAME      the policy to ask (needed when the file defines several)\n"
 	"  --explain          show the checks made and the rule that decided\n"
 	"  --format json      one JSON object per decision\n"
@@ -60,7 +70,7 @@ static const char usage_text[] =
 	"  --help, --version\n"
 	"\n"
 	"exit: 0 ok, 1 policy errors, 64 usage, 66 unreadable input, 70 internal error,\n"
-	"      73 cannot create output, 74 write error\n";
+	"      73 cannot create output, 74 write error or grant store error\n";
 
 void to_stderr(void *ctx, const char *text, size_t len)
 {
@@ -236,7 +246,8 @@ int main(int argc, char **argv)
 	enum {
 		OPT_POLICY = 256, OPT_EXPLAIN, OPT_FORMAT, OPT_WORKSPACE, OPT_NO_SYMLINKS,
 		OPT_COVERAGE, OPT_COVERAGE_MIN, OPT_BATCH, OPT_TEST, OPT_QUERY, OPT_IMPORT, OPT_STRICT, OPT_VERIFY,
-		OPT_DISTRIBUTION, OPT_USER, OPT_CD,
+		OPT_DISTRIBUTION, OPT_USER, OPT_CD, OPT_THREAD, OPT_PROJECT, OPT_RECORD, OPT_STATE_DIR,
+		OPT_RUNTIME_DIR,
 	};
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },
@@ -257,10 +268,18 @@ int main(int argc, char **argv)
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "cd", required_argument, NULL, OPT_CD },
 		{ "coverage-min", required_argument, NULL, OPT_COVERAGE_MIN },
+		{ "thread", required_argument, NULL, OPT_THREAD },
+		{ "project", required_argument, NULL, OPT_PROJECT },
+		{ "record", no_argument, NULL, OPT_RECORD },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* subcommands: zspc grant ..., zspc audit ... */
+	if (argc > 1 && (strcmp(argv[1], "grant") == 0 || strcmp(argv[1], "audit") == 0))
+		return zspc_grant_main(argc - 1, argv + 1);
 	enum mode mode = MODE_NONE;
 	int opt, rc = ZSP_OK;
 	struct zspc_opts o = { .resolve_symlinks = true };
@@ -346,6 +365,23 @@ int main(int argc, char **argv)
 			break;
 		case OPT_CD:
 			o.wsl_cd = optarg;
+			break;
+		case OPT_THREAD:
+			if (!*optarg)
+				rc = usage_error("%s", "--thread needs an ID");
+			o.thread = optarg;
+			break;
+		case OPT_PROJECT:
+			o.project = optarg;
+			break;
+		case OPT_RECORD:
+			o.record = true;
+			break;
+		case OPT_STATE_DIR:
+			o.state_dir = optarg;
+			break;
+		case OPT_RUNTIME_DIR:
+			o.runtime_dir = optarg;
 			break;
 		case OPT_COVERAGE_MIN: {
 			char *end;
@@ -437,6 +473,11 @@ int main(int argc, char **argv)
 	}
 	if ((o.json || o.workspace) && !asks) {
 		rc = usage_error("%s", "--format and --workspace go with --query and --batch");
+		goto done;
+	}
+	if ((o.thread || o.project || o.record || o.state_dir || o.runtime_dir) && !asks) {
+		rc = usage_error("%s", "--thread, --project, --record, --state-dir and --runtime-dir go with "
+				 "--query and --batch");
 		goto done;
 	}
 	if (mode == MODE_VERIFY && (o.ndefines || o.nwarnings || o.out)) {

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "zsp.h"
 
@@ -23,6 +24,9 @@ struct zspc_opts {
 	size_t ncommand;
 	bool explain, json, nul, strict, resolve_symlinks, coverage;
 	double coverage_min;
+	/* --query/--batch with grants (runtime/store.h): any of these opens the store */
+	const char *thread, *project, *state_dir, *runtime_dir;
+	bool record;
 };
 
 void to_stderr(void *ctx, const char *text, size_t len);
@@ -53,5 +57,14 @@ int zspc_verify(const struct zspc_opts *o, const char *file);
 /* A diagnostics engine for the backends, with the command line's -W options and --strict. */
 struct zsp_diag;
 void zspc_backend_diag(const struct zspc_opts *o, struct zsp_diag *d);
+
+/* zspc grant ... and zspc audit (compiler/zspc_grant.c): argv[0] is `grant` or `audit`. */
+int zspc_grant_main(int argc, char **argv);
+struct zsp_store;
+/* Opens the grant store (NULL dirs: the XDG defaults); 74 after saying why on stderr. */
+int zspc_store_open(const char *state_dir, const char *runtime_dir, struct zsp_store **out);
+/* A DURATION (30m, 8h, 7d, 2w: now + direction * it) or a TIME (@UNIX, YYYY-MM-DD,
+ * YYYY-MM-DDTHH:MM[:SS][Z], UTC) as unix seconds; -1 if it is neither. */
+int zspc_parse_time(const char *s, int direction, int64_t now, int64_t *out);
 
 #endif

@@ -10,9 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../runtime/decide.h"
 #include "compile.h"
 #include "import_zed.h"
 #include "oracle.h"
+#include "sha256.h"
 #include "zspc.h"
 
 #define EXIT_NO_DECISION 3
@@ -115,10 +117,101 @@ static size_t usable(struct machine *m)
 	return m->n = k;
 }
 
+/* ---- grants ----------------------------------------------------------------------------- */
+
+/* The grant store behind --query and --batch when --thread, --project, --record, --state-dir
+ * or --runtime-dir is given. A store that cannot be opened leaves store NULL: the policy alone
+ * decides (never an allow a grant would have given), and --record fails with exit 74. */
+struct grants {
+	zsp_store *store;
+	zsp_decider *d;
+	char project[PATH_MAX];
+	char hash[65];           /* sha-256 of the policy's IR JSON */
+	char open_error[512];    /* why the store could not be opened, else "" */
+	bool audit_failed;
+};
+
+static bool wants_grants(const struct zspc_opts *o)
+{
+	return o->thread || o->project || o->record || o->state_dir || o->runtime_dir;
+}
+
+/* The policy's fingerprint: the IR JSON of a set holding only it, as --emit ir prints a file
+ * with one policy and no tests. */
+static int policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])
+{
+	zsp_ir one = { ir->source, (zsp_ir_policy *)p, 1, NULL, 0 };
+	char *json;
+	size_t len;
+	if (zsp_ir_to_json(&one, &json, &len) != ZSP_OK)
+		return ZSP_EINTERNAL;
+	zsp_sha256_hex(json, len, hex);
+	free(json);
+	return ZSP_OK;
+}
+
+static int grants_open(const struct zspc_opts *o, const zsp_ir *ir, const zsp_ir_policy *p,
+		       const zsp_oracle_env *env, struct grants *g)
+{
+	if (o->project && !realpath(o->project, g->project))
+		return usage_error("--project %s: not an existing directory", o->project);
+	if (policy_hash(ir, p, g->hash) != ZSP_OK)
+		return ZSP_EINTERNAL;
+	zsp_store_where where = { o->state_dir, o->runtime_dir, false };
+	if (zsp_store_open(&where, &g->store, g->open_error, sizeof(g->open_error)) != 0)
+		fprintf(stderr, "zspc: grant store: %s\nzspc: deciding without grants: the policy's answer stands\n",
+			g->open_error);
+	g->d = zsp_decider_new(p, g->store, env->workspace, env->home);
+	return g->d ? ZSP_OK : ZSP_EINTERNAL;
+}
+
+static void grants_close(struct grants *g)
+{
+	zsp_decider_free(g->d);
+	zsp_store_close(g->store);
+}
+
+static zsp_decision decision_of(int answer)
+{
+	return answer == ZSP_ANSWER_ALLOW ? ZSP_ALLOW : answer == ZSP_ANSWER_DENY ? ZSP_DENY : ZSP_ASK;
+}
+
+/* Prints a verdict as JSON with extra keys before the closing brace (none: unchanged). */
+static void verdict_json_with(const zsp_ir_policy *p, const zsp_ir_request *req, const zsp_verdict *v,
+			      bool explain, int64_t grant, const char *store_error, const char *audit_error)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = grant || store_error || audit_error ? open_memstream(&buf, &len) : NULL;
+	if (!m) {
+		zsp_verdict_json(stdout, p->name, req, v, explain);
+		return;
+	}
+	zsp_verdict_json(m, p->name, req, v, explain);
+	if (fclose(m) != 0 || len < 2) {
+		free(buf);
+		zsp_verdict_json(stdout, p->name, req, v, explain);
+		return;
+	}
+	fwrite(buf, 1, len - 2, stdout);     /* without "}\n" */
+	if (grant)
+		printf(",\"grant\":%lld", (long long)grant);
+	if (store_error) {
+		fputs(",\"store_error\":", stdout);
+		zsp_json_string(stdout, store_error);
+	}
+	if (audit_error) {
+		fputs(",\"audit_error\":", stdout);
+		zsp_json_string(stdout, audit_error);
+	}
+	fputs("}\n", stdout);
+	free(buf);
+}
+
 /* ---- --query and --batch ---------------------------------------------------------------- */
 
 static int ask_one(zsp_oracle *o, const zsp_ir_policy *p, const struct zspc_opts *opts,
-		   const char *text, bool batch)
+		   struct grants *g, const char *text, bool batch)
 {
 	zsp_arena *a = zsp_arena_new();
 	zsp_ir_request req;
@@ -148,8 +241,40 @@ static int ask_one(zsp_oracle *o, const zsp_ir_policy *p, const struct zspc_opts
 		fprintf(stderr, "zspc: out of memory\n");
 		return ZSP_EINTERNAL;
 	}
+	/* the oracle's verdict explains; the decider adds the grants (and the audit trail) */
+	zsp_decision_out out = { .grant_id = 0 };
+	const char *store_error = NULL, *audit_error = NULL;
+	if (g && g->d) {
+		char derr[512] = "";
+		int r = zsp_decider_decide(g->d, text, opts->thread, g->project[0] ? g->project : NULL,
+					   opts->record, g->hash, &out, derr, sizeof(derr));
+		if (r == ZSP_EINTERNAL) {
+			zsp_arena_free(a);
+			fprintf(stderr, "zspc: out of memory\n");
+			return ZSP_EINTERNAL;
+		}
+		if (out.store_failed) {
+			fprintf(stderr, "zspc: grant store: %s; deciding without grants\n", out.store_error);
+			store_error = out.store_error;
+		} else if (g->open_error[0]) {
+			store_error = g->open_error;
+		}
+		if (r == -1) {
+			fprintf(stderr, "zspc: cannot record the decision: %s\n", derr);
+			audit_error = zsp_arena_strdup(a, derr);
+			g->audit_failed = true;
+		}
+		if (out.grant_id && v.decision == ZSP_ASK) {
+			v.decision = decision_of(out.answer);
+			v.reason = "grant";
+			v.rule = zsp_arena_printf(a, "grant %lld", (long long)out.grant_id);
+			v.detail = zsp_arena_printf(a, "grant %lld answers what the policy would ask",
+						    (long long)out.grant_id);
+			v.loc.src = NULL;
+		}
+	}
 	if (opts->json || batch) {
-		zsp_verdict_json(stdout, p->name, &req, &v, opts->explain);
+		verdict_json_with(p, &req, &v, opts->explain, out.grant_id, store_error, audit_error);
 	} else {
 		printf("%s\n", zsp_decision_name(v.decision));
 		if (opts->explain)
@@ -181,8 +306,16 @@ int zspc_query(const struct zspc_opts *opts, const char *file)
 		zsp_policy_set_free(set);
 		return ZSP_EINTERNAL;
 	}
+	struct grants g = { .store = NULL };
+	if (wants_grants(opts) && (rc = grants_open(opts, ir, p, &env, &g)) != ZSP_OK) {
+		grants_close(&g);
+		zsp_oracle_free(o);
+		zsp_policy_set_free(set);
+		return rc;
+	}
+	struct grants *gp = wants_grants(opts) ? &g : NULL;
 	if (opts->request) {
-		rc = ask_one(o, p, opts, opts->request, false);
+		rc = ask_one(o, p, opts, gp, opts->request, false);
 	} else {
 		FILE *in = strcmp(opts->batch, "-") == 0 ? stdin : fopen(opts->batch, "r");
 		char *line = NULL;
@@ -199,7 +332,7 @@ int zspc_query(const struct zspc_opts *opts, const char *file)
 			const char *t = line + strspn(line, " \t");
 			if (!*t || *t == '#')
 				continue;
-			int r = ask_one(o, p, opts, t, true);
+			int r = ask_one(o, p, opts, gp, t, true);
 			if (r == ZSP_EINTERNAL)
 				rc = r;
 			if (fflush(stdout) != 0)
@@ -213,6 +346,10 @@ int zspc_query(const struct zspc_opts *opts, const char *file)
 	}
 	if (fflush(stdout) != 0)
 		rc = ZSP_EIO;
+	/* a decision that had to be recorded and was not: fail closed, whatever it was */
+	if (g.audit_failed && rc != ZSP_EINTERNAL)
+		rc = ZSP_EIO;
+	grants_close(&g);
 	zsp_oracle_free(o);
 	zsp_policy_set_free(set);
 	return rc;

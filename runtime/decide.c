@@ -1,0 +1,220 @@
+/* decide.c: the oracle first, then (only on `ask`) the grant store, then the audit trail.
+ * Grants never reach a built-in rule, a substitution or a policy deny: those never say `ask`. */
+#include "config.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../compiler/checks.h"
+#include "../compiler/compile.h"
+#include "../compiler/oracle.h"
+#include "decide.h"
+
+struct zsp_decider {
+	const zsp_ir_policy *p;
+	zsp_store *store;
+	zsp_oracle_env env;
+	char *workspace, *home;
+	zsp_oracle *o;
+	zsp_arena *a;        /* reset for each decision; out->reason may point into it */
+};
+
+zsp_decider *zsp_decider_new(const zsp_ir_policy *p, zsp_store *store, const char *workspace,
+			     const char *home)
+{
+	zsp_decider *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->p = p;
+	d->store = store;
+	d->workspace = workspace ? strdup(workspace) : NULL;
+	d->home = home ? strdup(home) : NULL;
+	d->env.workspace = d->workspace;
+	d->env.home = d->home;
+	d->env.resolve_symlinks = true;
+	d->o = zsp_oracle_new(p, &d->env);
+	d->a = zsp_arena_new();
+	if (!d->o || !d->a || (workspace && !d->workspace) || (home && !d->home)) {
+		zsp_decider_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void zsp_decider_free(zsp_decider *d)
+{
+	if (!d)
+		return;
+	zsp_oracle_free(d->o);
+	zsp_arena_free(d->a);
+	free(d->workspace);
+	free(d->home);
+	free(d);
+}
+
+static bool is_path_request(const char *kind)
+{
+	return zsp_tool_takes_paths(kind) || strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0 ||
+	       strcmp(kind, "exec") == 0;
+}
+
+/* A path argument as grants see it: `~` expanded, relative to the workspace, lexically normal
+ * (`.`, `..`, `//` folded), so a path grant on /w/src covers `src/main.rs`. Without a workspace
+ * (or home) the argument stays as given. */
+static const char *grant_path(zsp_decider *d, const char *arg)
+{
+	const char *abs = arg;
+	if (d->home && (strcmp(arg, "~") == 0 || strncmp(arg, "~/", 2) == 0))
+		abs = zsp_arena_printf(d->a, "%s/%s", d->home, arg + 1);
+	else if (arg[0] != '/' && arg[0] != '~' && d->workspace)
+		abs = zsp_arena_printf(d->a, "%s/%s", d->workspace, arg);
+	if (!abs || abs[0] != '/')
+		return abs;
+	size_t n = strlen(abs);
+	char *out = zsp_arena_alloc(d->a, n + 2);
+	if (!out)
+		return NULL;
+	size_t len = 0;
+	for (const char *p = abs; *p;) {
+		while (*p == '/')
+			p++;
+		const char *e = p + strcspn(p, "/");
+		size_t cl = (size_t)(e - p);
+		if (cl == 0 || (cl == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (cl == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+		} else {
+			out[len++] = '/';
+			memcpy(out + len, p, cl);
+			len += cl;
+		}
+		p = e;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	return out;
+}
+
+/* The grants for one request: every argument must be granted (copy_path, move_path judge both
+ * paths), a deny on any argument denies. 1 with *answer and *id when grants decide, 0 when they
+ * do not, -1 on a store error. */
+static int consult_grants(zsp_decider *d, const zsp_ir_request *req, const char *thread,
+			  const char *project, int *answer, int64_t *id, char *err, size_t errlen)
+{
+	size_t nargs = req->nargs ? req->nargs : 1;
+	if (strcmp(req->kind, "copy_path") != 0 && strcmp(req->kind, "move_path") != 0)
+		nargs = 1;
+	bool all_allow = true;
+	int64_t first_allow = 0;
+	int64_t now = (int64_t)time(NULL);
+	for (size_t i = 0; i < nargs; i++) {
+		const char *arg = req->nargs ? req->args[i] : "";
+		if (req->nargs && is_path_request(req->kind))
+			arg = grant_path(d, arg);
+		if (!arg) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		int decision;
+		int64_t gid;
+		int r = zsp_store_lookup(d->store, req->kind, arg, thread, project, now, &decision, &gid,
+					 err, errlen);
+		if (r < 0)
+			return -1;
+		if (r == 1 && decision == ZSP_ANSWER_DENY) {
+			*answer = ZSP_ANSWER_DENY;
+			*id = gid;
+			return 1;
+		}
+		if (r == 1 && decision == ZSP_ANSWER_ALLOW) {
+			if (!first_allow)
+				first_allow = gid;
+		} else {
+			all_allow = false;
+		}
+	}
+	if (!all_allow)
+		return 0;
+	*answer = ZSP_ANSWER_ALLOW;
+	*id = first_allow;
+	return 1;
+}
+
+static const char *current_user(void)
+{
+	const char *user = getenv("USER");
+	if (user && *user)
+		return user;
+	struct passwd *pw = getpwuid(getuid());
+	return pw ? pw->pw_name : NULL;
+}
+
+int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, const char *project,
+		       bool record, const char *policy_hash, zsp_decision_out *out, char *err,
+		       size_t errlen)
+{
+	zsp_ir_request req;
+	zsp_verdict v;
+	memset(out, 0, sizeof(*out));
+	zsp_arena_reset(d->a);
+	if (zsp_request_parse(d->a, request, &req, err, errlen) != 0)
+		return ZSP_EUSAGE;
+	if (zsp_oracle_decide(d->o, d->a, &req, false, &v) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	out->answer = zsp_decision_exit(v.decision);
+	out->reason = v.reason;
+	char loc[512];
+	const char *where = zsp_loc_string(loc, sizeof(loc), v.loc);
+	if (where && v.rule)
+		snprintf(out->rule, sizeof(out->rule), "%s: %s", where, v.rule);
+	else if (v.rule)
+		snprintf(out->rule, sizeof(out->rule), "%s", v.rule);
+	else if (where)
+		snprintf(out->rule, sizeof(out->rule), "%s", where);
+
+	/* only an ask reaches the grants: denies before them are final, allows need none */
+	if (v.decision == ZSP_ASK && d->store) {
+		int answer;
+		int64_t id;
+		int r = consult_grants(d, &req, thread, project, &answer, &id, out->store_error,
+				       sizeof(out->store_error));
+		if (r < 0) {
+			out->store_failed = true;
+		} else if (r == 1) {
+			out->answer = answer;
+			out->reason = "grant";
+			out->grant_id = id;
+			snprintf(out->rule, sizeof(out->rule), "grant %lld", (long long)id);
+		}
+	}
+	if (!record)
+		return 0;
+	if (!d->store) {
+		snprintf(err, errlen, "no grant store to record the decision in");
+		return -1;
+	}
+	zsp_audit_record r = {
+		.time = 0,
+		.request = request,
+		.decision = out->answer,
+		.reason = out->reason,
+		.rule = out->rule[0] ? out->rule : NULL,
+		.policy = d->p->name,
+		.policy_hash = policy_hash,
+		.thread = thread,
+		.project = project,
+		.who = current_user(),
+	};
+	return zsp_store_audit(d->store, &r, err, errlen) == 0 ? 0 : -1;
+}
