@@ -22,6 +22,12 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Spreads every kind of grant, the 1% prefix ones too, over the 20 tools. */
+static int tool_of(int i)
+{
+	return (i + i / 100) % 20;
+}
+
 int main(int argc, char **argv)
 {
 	int ngrants = argc > 1 ? atoi(argv[1]) : 100000;
@@ -43,7 +49,7 @@ int main(int argc, char **argv)
 		zsp_grant g = { .scope = i % 7 ? ZSP_GRANT_GLOBAL : ZSP_GRANT_PROJECT,
 				.project = i % 7 ? NULL : "/src/p", .tool = tool,
 				.decision = i % 50 ? ZSP_ANSWER_ALLOW : ZSP_ANSWER_DENY };
-		snprintf(tool, sizeof tool, "tool%d", i % 20);
+		snprintf(tool, sizeof tool, "tool%d", tool_of(i));
 		switch (i % 100) {
 		case 0:
 			g.match = ZSP_MATCH_PREFIX;
@@ -83,7 +89,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nlookups; i++) {
 		int k = rand() % ngrants;
 		char arg[160];
-		snprintf(tool, sizeof tool, "tool%d", k % 20);
+		snprintf(tool, sizeof tool, "tool%d", tool_of(k));
 		switch (i % 4) {
 		case 0:
 			snprintf(arg, sizeof arg, "cmd%d --flag value", k);
