@@ -38,8 +38,9 @@ for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
 		"$ZSPC" $emit $extra "$(basename "$src")" "$@") >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ $rc -ne 0 ] && echo "exit $rc" >>"$tmp/err"
-	sed -i "s|zspc $version\\.|zspc @VERSION@.|; s|$dir|@DIR@|g" "$tmp/out"
-	sed -i "s|$dir|@DIR@|g" "$tmp/err"
+	# the tree may live under /tmp, which macOS spells /private/tmp: both spellings are @DIR@
+	sed -i "s|zspc $version\\.|zspc @VERSION@.|; s|/private$dir|@DIR@|g; s|$dir|@DIR@|g" "$tmp/out"
+	sed -i "s|/private$dir|@DIR@|g; s|$dir|@DIR@|g" "$tmp/err"
 	golden_check "$name" "$ext" "$golden/$name.$ext" "$tmp/out"
 	if [ -s "$tmp/err" ] || [ -f "$golden/$name.warn" ]; then
 		golden_check "$name" warnings "$golden/$name.warn" "$tmp/err"
