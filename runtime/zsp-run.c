@@ -1,15 +1,22 @@
 /* zsp-run.c: the shim. Compiles a policy (or the built-in default), lowers it for this machine
- * and runs one command inside bubblewrap + seccomp; never runs it any other way. */
+ * and runs one command inside bubblewrap + seccomp; never runs it any other way. With -c, the
+ * command is first put to the oracle as a `terminal` request, then to the grants and a person. */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../compiler/compile.h"
+#include "../compiler/sha256.h"
+#include "ask.h"
+#include "decide.h"
 #include "doctor.h"
 #include "launch.h"
 #include "verify.h"
@@ -18,8 +25,14 @@
 extern char **environ;
 extern const char zsp_default_policy[];
 
+/* zsp-run -c: the command did not run because of the decision. Distinct from 125 (the sandbox
+ * could not be set up), 126/127 (the shell's) and 124 (timeout's). */
+#define ZSP_RUN_EDENIED 122    /* denied: by the policy, a grant or the person asked */
+#define ZSP_RUN_EAPPROVAL 123  /* the policy asks and there is no terminal to ask on */
+
 static const char usage_text[] =
 	"usage: zsp-run [OPTIONS] -- COMMAND [ARG]...\n"
+	"       zsp-run [OPTIONS] -c 'COMMAND'\n"
 	"       zsp-run --doctor\n"
 	"       zsp-run --verify [OPTIONS] FILE.zsp\n"
 	"\n"
@@ -33,13 +46,20 @@ static const char usage_text[] =
 	"  --strict           refuse to run a policy with rules Linux cannot enforce as written\n"
 	"  --no-proc          no /proc in the sandbox (where a container forbids mounting it)\n"
 	"  --print            print the bwrap options instead of running\n"
+	"  -c COMMAND         ask the policy about `terminal \"COMMAND\"` first (then the grants,\n"
+	"                     then you on the terminal), and run it with sh -c when allowed\n"
+	"  --thread ID        -c: the agent thread (conversation) it runs for\n"
+	"  --project DIR      -c: the project of `always in this project` (default: WORKSPACE)\n"
+	"  --state-dir DIR    -c: grants and audit trail (default: $XDG_STATE_HOME/zsp)\n"
+	"  --runtime-dir DIR  -c: thread grants (default: $XDG_RUNTIME_DIR/zsp)\n"
 	"  --doctor           check what the sandbox needs on this machine and say what is missing\n"
 	"  --verify           run the policy's test expectations in the real sandbox and compare\n"
 	"                     the kernel with the oracle (same as zspc --verify)\n"
 	"  --help, --version\n"
 	"\n"
 	"exit: the command's status, 128+N when a signal N ended it; 125 when the sandbox\n"
-	"      cannot be set up (the command did not run); 64 usage; 1 policy errors\n";
+	"      cannot be set up (the command did not run); 64 usage; 1 policy errors;\n"
+	"      -c: 122 denied, 123 approval needed and no terminal to ask on\n";
 
 __attribute__((format(printf, 1, 0))) static int usage(const char *msg, const char *arg)
 {
@@ -63,6 +83,7 @@ struct run_opts {
 	const char **inc, **warn, **dnames, **dvalues;
 	size_t ninc, nwarn, ndef;
 	bool strict, no_proc, print;
+	const char *command, *thread, *project, *state_dir, *runtime_dir;  /* -c and its options */
 };
 
 static zsp_compiler *make_compiler(const struct run_opts *o, zsp_diag *bd)
@@ -135,6 +156,299 @@ static int print_plan(const zsp_launch *l)
 	return fflush(stdout) == 0 ? 0 : ZSP_EIO;
 }
 
+/* The value parameter name gets in this run: the last -D, else this machine's default. */
+static const char *param_value(const struct run_opts *o, const char *name)
+{
+	for (size_t i = o->ndef; i-- > 0;)
+		if (strcmp(o->dnames[i], name) == 0)
+			return o->dvalues[i];
+	const char *names[5], *values[5];
+	int n = zsp_linux_defaults(names, values);
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return values[i];
+	return NULL;
+}
+
+/* `terminal "COMMAND"` in the request syntax zsp_request_parse reads. malloc'd. */
+static char *terminal_request(const char *command)
+{
+	size_t len = strlen(command);
+	char *req = malloc(sizeof("terminal \"\"") + 4 * len), *r = req;
+	if (!req)
+		return NULL;
+	r += sprintf(r, "terminal \"");
+	for (const unsigned char *c = (const unsigned char *)command; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			*r++ = '\\', *r++ = (char)*c;
+		else if (*c == '\n')
+			*r++ = '\\', *r++ = 'n';
+		else if (*c == '\t')
+			*r++ = '\\', *r++ = 't';
+		else if (*c == '\r')
+			*r++ = '\\', *r++ = 'r';
+		else if (*c < 0x20 || *c == 0x7F)
+			r += sprintf(r, "\\x%02x", *c);
+		else
+			*r++ = (char)*c;
+	}
+	strcpy(r, "\"");
+	return req;
+}
+
+static const char *user_name(void)
+{
+	static char name[64];
+	struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_name && strlen(pw->pw_name) < sizeof(name))
+		snprintf(name, sizeof(name), "%s", pw->pw_name);
+	else
+		snprintf(name, sizeof(name), "%u", (unsigned)getuid());
+	return name;
+}
+
+/* Everything one -c decision needs, and what it found. */
+struct gate {
+	const struct run_opts *o;
+	const zsp_ir_policy *p;
+	zsp_store *store;          /* NULL: could not be opened, decide without grants */
+	zsp_decider *decider;
+	char *request;
+	const char *project;       /* canonical */
+	char policy_hash[65];      /* as zspc computes it, so the trail ties both to one policy */
+	zsp_decision_out out;
+};
+
+/* Decides (again) and records it. 0, or an exit status when zsp-run must stop. */
+static int gate_decide(struct gate *g)
+{
+	char err[512];
+	int rc = zsp_decider_decide(g->decider, g->request, g->o->thread, g->project, true,
+				    g->policy_hash, &g->out, err, sizeof(err));
+	if (rc == ZSP_EUSAGE) {
+		fprintf(stderr, "zsp-run: -c: %s\n", err);
+		return ZSP_EUSAGE;
+	}
+	if (rc == ZSP_EINTERNAL) {
+		fprintf(stderr, "zsp-run: out of memory\n");
+		return ZSP_RUN_ESETUP;
+	}
+	/* The decision stands without its record: the command is sandboxed all the same. */
+	if (rc != 0)
+		fprintf(stderr, "zsp-run: warning: the decision was not recorded in the audit trail: %s\n", err);
+	if (g->out.store_failed)
+		fprintf(stderr, "zsp-run: the grants could not be read, deciding without them: %s\n",
+			g->out.store_error);
+	return 0;
+}
+
+/* A record of what the person answered where no grant could carry it (a deny, or an allow
+ * whose grant could not be stored or did not answer). Best effort: said, not fatal. */
+static void gate_audit(struct gate *g, int answer, const char *rule)
+{
+	if (!g->store)
+		return;
+	char err[512];
+	zsp_audit_record r = { .request = g->request, .decision = answer, .reason = "prompt", .rule = rule,
+			       .policy = g->p->name, .policy_hash = g->policy_hash, .thread = g->o->thread,
+			       .project = g->project, .who = user_name() };
+	if (zsp_store_audit(g->store, &r, err, sizeof(err)) != 0)
+		fprintf(stderr, "zsp-run: warning: the answer was not recorded in the audit trail: %s\n", err);
+}
+
+static void print_denied(const zsp_decision_out *out)
+{
+	if (out->rule[0])
+		fprintf(stderr, "zsp-run: denied: %s (%s)\n", out->reason, out->rule);
+	else
+		fprintf(stderr, "zsp-run: denied: %s\n", out->reason);
+}
+
+/* No terminal: say what would approve the command, as a command to copy. */
+static int gate_no_terminal(struct gate *g)
+{
+	const struct run_opts *o = g->o;
+	fprintf(stderr, "zsp-run: approval needed: %s%s%s%s, and there is no terminal to ask on\n",
+		g->out.reason, g->out.rule[0] ? " (" : "", g->out.rule, g->out.rule[0] ? ")" : "");
+	char *cmd = zsp_shell_quote(o->command);
+	char *thread = o->thread ? zsp_shell_quote(o->thread) : NULL;
+	char *state = o->state_dir ? zsp_shell_quote(o->state_dir) : NULL;
+	char *policy = zsp_shell_quote(g->p->name);
+	int rc = ZSP_RUN_EAPPROVAL;
+	if (!cmd || !policy || (o->thread && !thread) || (o->state_dir && !state)) {
+		fprintf(stderr, "zsp-run: out of memory\n");
+		rc = ZSP_RUN_ESETUP;
+	} else {
+		fprintf(stderr, "zsp-run: to allow this command once, run:\n"
+				"  zspc grant add --tool terminal --exact %s --allow --once%s%s --policy %s%s%s\n",
+			cmd, thread ? " --thread " : "", thread ? thread : "", policy, state ? " --state-dir " : "",
+			state ? state : "");
+	}
+	free(cmd);
+	free(policy);
+	free(thread);
+	free(state);
+	return rc;
+}
+
+/* Adds the grant the person chose. 0, or -1 with why in err. */
+static int gate_grant(struct gate *g, zsp_ask_answer a, char *err, size_t errlen)
+{
+	zsp_grant gr = { .tool = "terminal", .match = ZSP_MATCH_EXACT, .pattern = g->o->command,
+			 .decision = ZSP_ANSWER_ALLOW, .policy = g->p->name, .who = user_name() };
+	if (a == ZSP_ASK_ONCE) {
+		gr.scope = ZSP_GRANT_ONCE;
+		gr.thread = g->o->thread;
+	} else if (a == ZSP_ASK_THREAD) {
+		gr.scope = ZSP_GRANT_THREAD;
+		gr.thread = g->o->thread;
+	} else {
+		gr.scope = ZSP_GRANT_PROJECT;
+		gr.project = g->project;
+	}
+	return zsp_store_add(g->store, &gr, NULL, err, errlen);
+}
+
+/* The policy asks and there is a terminal: put the question to the person there. 0 to run,
+ * else the exit status. */
+static int gate_ask(struct gate *g, zsp_tty *t)
+{
+	zsp_tty_say(t, "zsp-run: the policy asks before running\n  ");
+	zsp_tty_show(t, g->o->command);
+	zsp_tty_say(t, "\n  because: ");
+	zsp_tty_show(t, g->out.reason);
+	if (g->out.rule[0]) {
+		zsp_tty_say(t, " (");
+		zsp_tty_show(t, g->out.rule);
+		zsp_tty_say(t, ")");
+	}
+	zsp_tty_say(t, "\n");
+	for (;;) {
+		zsp_ask_answer a = zsp_tty_ask(t, g->project);
+		if (a == ZSP_ASK_DENY || a == ZSP_ASK_INTERRUPTED || a == ZSP_ASK_EOF) {
+			const char *how = a == ZSP_ASK_DENY		? "deny"
+					  : a == ZSP_ASK_INTERRUPTED ? "interrupted"
+								     : "end of input";
+			gate_audit(g, ZSP_ANSWER_DENY, how);
+			fprintf(stderr, "zsp-run: denied at the prompt (%s)\n", how);
+			return ZSP_RUN_EDENIED;
+		}
+		if (a == ZSP_ASK_THREAD && !g->o->thread) {
+			zsp_tty_say(t, "there is no thread: zsp-run was started without --thread ID\n");
+			continue;
+		}
+		if (!g->store) {
+			if (a == ZSP_ASK_ONCE)
+				return 0;  /* a yes for this run needs nothing stored */
+			zsp_tty_say(t, "the grant store could not be opened: only [o]nce or [d]eny\n");
+			continue;
+		}
+		char err[512];
+		if (gate_grant(g, a, err, sizeof(err)) != 0) {
+			zsp_tty_say(t, "the grant could not be stored: ");
+			zsp_tty_show(t, err);
+			zsp_tty_say(t, "\n");
+			if (a != ZSP_ASK_ONCE)
+				continue;
+			gate_audit(g, ZSP_ANSWER_ALLOW, "once");
+			return 0;
+		}
+		/* Decide again rather than run: the trail then shows the grant that allowed it (and a
+		 * once grant is consumed by this very lookup). */
+		int rc = gate_decide(g);
+		if (rc != 0)
+			return rc;
+		if (g->out.answer == ZSP_ANSWER_DENY) {
+			print_denied(&g->out);
+			return ZSP_RUN_EDENIED;
+		}
+		/* Still `ask`: the grant was not read back (the store failed, or a concurrent run with
+		 * the same command consumed the once grant). The person's yes holds for this run. */
+		if (g->out.answer != ZSP_ANSWER_ALLOW)
+			gate_audit(g, ZSP_ANSWER_ALLOW, a == ZSP_ASK_ONCE ? "once" : a == ZSP_ASK_THREAD ? "thread" : "project");
+		return 0;
+	}
+}
+
+/* The policy's fingerprint in the audit trail: the sha-256 of the IR JSON of a set holding only
+ * it (what `zspc --emit ir` prints for a file with that one policy and no tests), as zspc does. */
+static int policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])
+{
+	zsp_ir one = { ir->source, (zsp_ir_policy *)p, 1, NULL, 0 };
+	char *json;
+	size_t len;
+	if (zsp_ir_to_json(&one, &json, &len) != ZSP_OK)
+		return -1;
+	zsp_sha256_hex(json, len, hex);
+	free(json);
+	return 0;
+}
+
+/* zsp-run -c: the decision before the run. 0 to run the command, else the exit status. */
+static int gate(const struct run_opts *o, const zsp_ir *ir, const zsp_ir_policy *p)
+{
+	struct gate g = { .o = o, .p = p };
+	const char *ws = param_value(o, "WORKSPACE"), *hm = param_value(o, "HOME");
+	/* copies: the defaults live in static storage that getpwuid() may reuse */
+	char *workspace = ws ? strdup(ws) : NULL, *home = hm ? strdup(hm) : NULL;
+	const char *pdir = o->project ? o->project : workspace;
+	char project[PATH_MAX];
+	struct stat st;
+	int rc = 0;
+	if (!workspace || (hm && !home)) {
+		fprintf(stderr, "zsp-run: %s\n", ws ? "out of memory" : "WORKSPACE has no value");
+		rc = ws ? ZSP_RUN_ESETUP : ZSP_EUSAGE;
+		goto out;
+	}
+	const char *why = NULL;
+	if (!realpath(pdir, project))
+		why = strerror(errno);
+	else if (stat(project, &st) != 0 || !S_ISDIR(st.st_mode))
+		why = "not a directory";
+	if (why) {
+		fprintf(stderr, "zsp-run: %s %s: %s\n", o->project ? "--project" : "the project directory (WORKSPACE)",
+			pdir, why);
+		rc = ZSP_EUSAGE;
+		goto out;
+	}
+	g.project = project;
+
+	char err[512];
+	zsp_store_where where = { .state_dir = o->state_dir, .runtime_dir = o->runtime_dir };
+	if (zsp_store_open(&where, &g.store, err, sizeof(err)) != 0) {
+		/* fail closed: without grants the oracle's answer stands, and nothing is recorded */
+		fprintf(stderr, "zsp-run: %s\nzsp-run: deciding without grants; nothing is recorded\n", err);
+		g.store = NULL;
+	}
+	g.decider = zsp_decider_new(p, g.store, workspace, home);
+	g.request = terminal_request(o->command);
+	if (!g.decider || !g.request || policy_hash(ir, p, g.policy_hash) != 0) {
+		fprintf(stderr, "zsp-run: out of memory\n");
+		rc = ZSP_RUN_ESETUP;
+		goto out;
+	}
+	rc = gate_decide(&g);
+	if (rc != 0)
+		goto out;
+	if (g.out.answer == ZSP_ANSWER_DENY) {
+		print_denied(&g.out);
+		rc = ZSP_RUN_EDENIED;
+	} else if (g.out.answer == ZSP_ANSWER_ASK) {
+		zsp_tty *t = zsp_tty_open();
+		rc = t ? gate_ask(&g, t) : gate_no_terminal(&g);
+		zsp_tty_close(t);
+	}
+out:
+	if (g.decider)
+		zsp_decider_free(g.decider);
+	if (g.store)
+		zsp_store_close(g.store);
+	free(g.request);
+	free(workspace);
+	free(home);
+	return rc;
+}
+
 static int run(const struct run_opts *o, char *const *cmd)
 {
 	if (zsp_wsl_version() == 1) {
@@ -149,6 +463,15 @@ static int run(const struct run_opts *o, char *const *cmd)
 	if (rc != ZSP_OK) {
 		zsp_policy_set_free(set);
 		return rc == ZSP_EPOLICY || rc == ZSP_EUSAGE || rc == ZSP_ENOINPUT ? rc : ZSP_RUN_ESETUP;
+	}
+	char *sh_c[] = { "sh", "-c", (char *)o->command, NULL };
+	if (o->command) {
+		rc = gate(o, zsp_policy_set_ir(set), p);
+		if (rc != 0) {
+			zsp_policy_set_free(set);
+			return rc;
+		}
+		cmd = sh_c;
 	}
 	char *cwd = getcwd(NULL, 0);
 	zsp_arena *a = zsp_arena_new();
@@ -180,7 +503,18 @@ static int run(const struct run_opts *o, char *const *cmd)
 
 static int parse_and_run(struct run_opts *o, int argc, char **argv)
 {
-	enum { OPT_POLICY = 256, OPT_STRICT, OPT_NO_PROC, OPT_PRINT, OPT_DOCTOR, OPT_VERIFY };
+	enum {
+		OPT_POLICY = 256,
+		OPT_STRICT,
+		OPT_NO_PROC,
+		OPT_PRINT,
+		OPT_DOCTOR,
+		OPT_VERIFY,
+		OPT_THREAD,
+		OPT_PROJECT,
+		OPT_STATE_DIR,
+		OPT_RUNTIME_DIR,
+	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "strict", no_argument, NULL, OPT_STRICT },
@@ -188,6 +522,10 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		{ "print", no_argument, NULL, OPT_PRINT },
 		{ "doctor", no_argument, NULL, OPT_DOCTOR },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "thread", required_argument, NULL, OPT_THREAD },
+		{ "project", required_argument, NULL, OPT_PROJECT },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -195,7 +533,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 	bool doctor = false, verify = false;
 	opterr = 0;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "+p:D:I:W:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:D:I:W:c:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			o->file = optarg;
@@ -231,6 +569,23 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 			o->warn[o->nwarn++] = optarg;
 			break;
 		}
+		case 'c':
+			if (o->command)
+				return usage("%s", "-c given twice: one command per run");
+			o->command = optarg;
+			break;
+		case OPT_THREAD:
+			o->thread = optarg;
+			break;
+		case OPT_PROJECT:
+			o->project = optarg;
+			break;
+		case OPT_STATE_DIR:
+			o->state_dir = optarg;
+			break;
+		case OPT_RUNTIME_DIR:
+			o->runtime_dir = optarg;
+			break;
 		case OPT_STRICT:
 			o->strict = true;
 			break;
@@ -260,6 +615,12 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 			return usage("unknown option `%s`", argv[optind - 1]);
 		}
 	}
+	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir))
+		return usage("%s", "--thread, --project, --state-dir and --runtime-dir go with -c COMMAND");
+	if (o->command && (doctor || verify || o->print))
+		return usage("%s", "-c runs a command: it does not go with --doctor, --verify or --print");
+	if (o->command && optind != argc)
+		return usage("%s", "-c COMMAND is the whole command: give no other after it (or use -- COMMAND [ARG]...)");
 	if (doctor) {
 		if (optind != argc || verify)
 			return usage("%s", "--doctor takes no other arguments");
@@ -274,7 +635,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 					      .nincludes = o->ninc, .no_proc = o->no_proc };
 		return zsp_verify(&vo);
 	}
-	if (optind >= argc && !o->print)
+	if (optind >= argc && !o->print && !o->command)
 		return usage("%s", "no command given: zsp-run [OPTIONS] -- COMMAND [ARG]...");
 	return run(o, argv + optind);
 }
