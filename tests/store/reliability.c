@@ -62,6 +62,12 @@ static void ids_push(struct ids *l, int64_t id)
 	l->v[l->n++] = id;
 }
 
+static void sort_ids(struct ids *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof *l->v, cmp_id);
+}
+
 static int list_grant(void *ctx, const zsp_grant *g)
 {
 	ids_push(ctx, g->id);
@@ -76,7 +82,7 @@ static int all_ids(zsp_store *s, struct ids *out)
 		fprintf(stderr, "list: %s\n", err);
 		return -1;
 	}
-	qsort(out->v, out->n, sizeof *out->v, cmp_id);
+	sort_ids(out);
 	return 0;
 }
 
@@ -181,8 +187,8 @@ static int concurrent(const char *dir, int nproc, int nops, int nonce)
 	s = open_at(dir);
 	if (!s || all_ids(s, &now) != 0)
 		return 1;
-	qsort(consumed.v, consumed.n, sizeof *consumed.v, cmp_id);
-	qsort(once.v, once.n, sizeof *once.v, cmp_id);
+	sort_ids(&consumed);
+	sort_ids(&once);
 	for (size_t i = 1; i < consumed.n; i++)
 		if (consumed.v[i] == consumed.v[i - 1]) {
 			fprintf(stderr, "once-grant %lld used twice\n", (long long)consumed.v[i]);
@@ -276,10 +282,13 @@ static int killer(const char *dir, int iterations)
 			writer(dir, fds[1]);
 		}
 		close(fds[1]);
+		/* wait for the first commit, so that every kill lands while it is writing */
+		int64_t id;
+		if (read(fds[0], &id, sizeof id) == sizeof id)
+			ids_push(&committed, id);
 		struct timespec ts = { 0, (long)(rand() % 30000) * 1000 + 2000000 };
 		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
-		int64_t id;
 		while (read(fds[0], &id, sizeof id) == sizeof id)
 			ids_push(&committed, id);
 		close(fds[0]);
