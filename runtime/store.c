@@ -25,7 +25,8 @@
 #define THREAD_ID_BASE (INT64_C(1) << 40)
 #define BUSY_TIMEOUT_MS 5000
 #define MAX_FIELD 4096
-#define REGEX_CACHE 1024
+#define REGEX_CACHE 4096
+#define REGEX_PROBE 8
 
 enum stmt_id {
 	ST_BEGIN_READ,
@@ -105,7 +106,7 @@ struct zsp_store {
 	store_db grants;
 	store_db threads;       /* threads.db or :memory:; db NULL when there is no runtime dir */
 	char *threads_missing;  /* why there is no thread database, for the refusal */
-	struct regex_slot regex[REGEX_CACHE];
+	struct regex_slot *regex;  /* REGEX_CACHE slots */
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -481,8 +482,12 @@ int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, siz
 	if (!where)
 		where = &none;
 	zsp_store *s = calloc(1, sizeof *s);
-	if (!s)
+	if (s)
+		s->regex = calloc(REGEX_CACHE, sizeof *s->regex);
+	if (!s || !s->regex) {
+		free(s);
 		return fail(err, errlen, "out of memory");
+	}
 	state = where->state_dir ? strdup(where->state_dir) :
 		env_dir("XDG_STATE_HOME", ".local/state/zsp");
 	if (!state) {
@@ -545,6 +550,7 @@ void zsp_store_close(zsp_store *s)
 		free(s->regex[i].pattern);
 		zsp_regex_free(s->regex[i].re);
 	}
+	free(s->regex);
 	free(s);
 }
 
@@ -668,14 +674,25 @@ static bool host_of(const char *arg, char *out, size_t outlen)
 	return host_normalize(buf, false, out, outlen);
 }
 
+/* The compiled regex for pattern, from a cache probed over REGEX_PROBE slots (so a few
+ * thousand prefix grants stay compiled); when all are taken, one of them is replaced. */
 static zsp_regex *regex_get(zsp_store *s, const char *pattern)
 {
 	uint32_t h = 2166136261u;
 	for (const unsigned char *p = (const unsigned char *)pattern; *p; p++)
 		h = (h ^ *p) * 16777619u;
-	struct regex_slot *slot = &s->regex[h % REGEX_CACHE];
-	if (slot->pattern && strcmp(slot->pattern, pattern) == 0)
-		return slot->re;
+	struct regex_slot *slot = NULL;
+	for (uint32_t k = 0; k < REGEX_PROBE; k++) {
+		struct regex_slot *at = &s->regex[(h + k) % REGEX_CACHE];
+		if (!at->pattern) {
+			slot = at;
+			break;
+		}
+		if (strcmp(at->pattern, pattern) == 0)
+			return at->re;
+	}
+	if (!slot)
+		slot = &s->regex[(h + (h >> 16) % REGEX_PROBE) % REGEX_CACHE];
 	zsp_regex *re = zsp_regex_compile(pattern, true);
 	char *copy = re ? strdup(pattern) : NULL;
 	if (!copy) {
