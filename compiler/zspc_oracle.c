@@ -14,7 +14,6 @@
 #include "compile.h"
 #include "import_zed.h"
 #include "oracle.h"
-#include "sha256.h"
 #include "zspc.h"
 
 #define EXIT_NO_DECISION 3
@@ -136,26 +135,13 @@ static bool wants_grants(const struct zspc_opts *o)
 	return o->thread || o->project || o->record || o->state_dir || o->runtime_dir;
 }
 
-/* The policy's fingerprint: the IR JSON of a set holding only it, as --emit ir prints a file
- * with one policy and no tests. */
-static int policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])
-{
-	zsp_ir one = { ir->source, (zsp_ir_policy *)p, 1, NULL, 0 };
-	char *json;
-	size_t len;
-	if (zsp_ir_to_json(&one, &json, &len) != ZSP_OK)
-		return ZSP_EINTERNAL;
-	zsp_sha256_hex(json, len, hex);
-	free(json);
-	return ZSP_OK;
-}
 
 static int grants_open(const struct zspc_opts *o, const zsp_ir *ir, const zsp_ir_policy *p,
 		       const zsp_oracle_env *env, struct grants *g)
 {
 	if (o->project && !realpath(o->project, g->project))
 		return usage_error("--project %s: not an existing directory", o->project);
-	if (policy_hash(ir, p, g->hash) != ZSP_OK)
+	if (zsp_policy_hash(ir, p, g->hash) != 0)
 		return ZSP_EINTERNAL;
 	zsp_store_where where = { o->state_dir, o->runtime_dir, false };
 	if (zsp_store_open(&where, &g->store, g->open_error, sizeof(g->open_error)) != 0)

@@ -12,6 +12,7 @@
 #include "../compiler/checks.h"
 #include "../compiler/compile.h"
 #include "../compiler/oracle.h"
+#include "../compiler/sha256.h"
 #include "decide.h"
 
 struct zsp_decider {
@@ -217,4 +218,16 @@ int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, 
 		.who = current_user(),
 	};
 	return zsp_store_audit(d->store, &r, err, errlen) == 0 ? 0 : -1;
+}
+
+int zsp_policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])
+{
+	zsp_ir one = { ir->source, (zsp_ir_policy *)p, 1, NULL, 0 };
+	char *json;
+	size_t len;
+	if (zsp_ir_to_json(&one, &json, &len) != ZSP_OK)
+		return -1;
+	zsp_sha256_hex(json, len, hex);
+	free(json);
+	return 0;
 }

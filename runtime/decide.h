@@ -36,4 +36,8 @@ int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, 
 		       bool record, const char *policy_hash, zsp_decision_out *out, char *err,
 		       size_t errlen);
 
+/* The policy's fingerprint for the audit trail: the hex SHA-256 of the IR JSON of a set holding
+ * only p, as `zspc --emit ir` prints a file with that one policy and no tests. 0, or -1. */
+int zsp_policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65]);
+
 #endif

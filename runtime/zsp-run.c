@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "../compiler/compile.h"
-#include "../compiler/sha256.h"
 #include "ask.h"
 #include "decide.h"
 #include "doctor.h"
@@ -370,19 +369,6 @@ static int gate_ask(struct gate *g, zsp_tty *t)
 	}
 }
 
-/* The policy's fingerprint in the audit trail: the sha-256 of the IR JSON of a set holding only
- * it (what `zspc --emit ir` prints for a file with that one policy and no tests), as zspc does. */
-static int policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])
-{
-	zsp_ir one = { ir->source, (zsp_ir_policy *)p, 1, NULL, 0 };
-	char *json;
-	size_t len;
-	if (zsp_ir_to_json(&one, &json, &len) != ZSP_OK)
-		return -1;
-	zsp_sha256_hex(json, len, hex);
-	free(json);
-	return 0;
-}
 
 /* zsp-run -c: the decision before the run. 0 to run the command, else the exit status. */
 static int gate(const struct run_opts *o, const zsp_ir *ir, const zsp_ir_policy *p)
@@ -422,7 +408,7 @@ static int gate(const struct run_opts *o, const zsp_ir *ir, const zsp_ir_policy 
 	}
 	g.decider = zsp_decider_new(p, g.store, workspace, home);
 	g.request = terminal_request(o->command);
-	if (!g.decider || !g.request || policy_hash(ir, p, g.policy_hash) != 0) {
+	if (!g.decider || !g.request || zsp_policy_hash(ir, p, g.policy_hash) != 0) {
 		fprintf(stderr, "zsp-run: out of memory\n");
 		rc = ZSP_RUN_ESETUP;
 		goto out;

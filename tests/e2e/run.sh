@@ -8,6 +8,15 @@ zsp_suite=e2e-run zsp_up=../..
 . "$(dirname "$0")/../testenv.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
+# wait_for_pattern PATTERN: up to 10 s for a process whose command line matches (pgrep -f)
+wait_for_pattern() {
+	i=0
+	while ! pgrep -f -- "$1" >/dev/null 2>&1 && [ "$i" -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # expect_rc WANT WHAT CMD...: the exit status of CMD (run in $ws as $who) is WANT.
 expect_rc() {
 	want=$1 what=$2
@@ -69,7 +78,7 @@ EOS
 	# a signal to zsp-run reaches the sandbox; zsp-run still cleans up and reports 128+N
 	(cd "$ws" && as "$who" "$ZSP_RUN" -- sleep 31) >/dev/null 2>&1 &
 	bg=$!
-	sleep 0.5
+	wait_for_pattern "^sleep 31" # the sandboxed command runs: zsp-run is waiting for it
 	pkill -TERM -f -- "zsp-run -- sleep 31"
 	wait "$bg"
 	got=$?
@@ -86,9 +95,9 @@ EOS
 	[ -z "$left" ] && ok || bad "placeholders left in TMPDIR: $left"
 
 	# two runs in one workspace: the first one's masks hold after the second one ends
-	(cd "$ws" && as "$who" "$ZSP_RUN" -- sh -c 'sleep 1; mkdir .codex/late 2>/dev/null && echo ESCAPED') >"$tmp/long" 2>&1 &
+	(cd "$ws" && as "$who" "$ZSP_RUN" -- sh -c 'sleep 2; mkdir .codex/late 2>/dev/null && echo ESCAPED') >"$tmp/long" 2>&1 &
 	bg=$!
-	sleep 0.3
+	wait_for_pattern "^sh -c sleep 2; mkdir"
 	expect_rc 0 "a short run next to a long one" "$ZSP_RUN" -- true
 	wait $bg
 	grep -q ESCAPED "$tmp/long" && bad "a mask vanished when another run ended" || ok
@@ -111,9 +120,9 @@ EOS
 	esac
 
 	# bwrap's command line shows no environment values (they travel through a memfd)
-	(cd "$ws" && as "$who" env PATH=/usr/bin:/bin:/zsp-marker-path "$ZSP_RUN" -- sleep 1) &
+	(cd "$ws" && as "$who" env PATH=/usr/bin:/bin:/zsp-marker-path "$ZSP_RUN" -- sleep 3) &
 	bg=$!
-	sleep 0.4
+	wait_for_pattern "^sleep 3"
 	seen=0
 	for pid in $(pgrep -x bwrap); do
 		{ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q zsp-marker-path && seen=1
