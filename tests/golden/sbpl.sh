@@ -22,7 +22,7 @@ failed=0
 
 for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
 	name=$(basename "$src" .zsp)
-	dir=$(dirname "$src")
+	dir=$(cd "$(dirname "$src")" && pwd -P)	# as zspc sees its working directory
 	case $src in "$top_srcdir"/examples/*) name=example-$name ;; esac
 	extra=
 	[ -f "$golden/$name.args" ] && extra=$(cat "$golden/$name.args")
