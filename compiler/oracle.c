@@ -221,47 +221,18 @@ const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n)
  * workspace, //, . and .. resolved (.. stops at /). */
 static char *concrete_path(zsp_arena *a, const zsp_oracle_env *env, const char *in)
 {
-	const char *base = NULL, *rest = in;
+	const char *base = "", *rest = in;
 	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0') && env->home) {
 		base = env->home;
 		rest = in + 1;
 	} else if (in[0] != '/') {
 		base = env->workspace ? env->workspace : "/";
 	}
-	size_t cap = (base ? strlen(base) : 0) + strlen(rest) + 3;
-	char *out = zsp_arena_alloc(a, cap);
-	if (!out)
+	char *joined = zsp_arena_printf(a, "%s/%s", base, rest);
+	size_t cap = joined ? strlen(joined) + 2 : 0;
+	char *out = joined ? zsp_arena_alloc(a, cap) : NULL;
+	if (!out || !zsp_path_lexical(joined, out, cap))
 		return NULL;
-	size_t n = 0;
-	out[n++] = '/';
-	for (int pass = 0; pass < 2; pass++) {
-		const char *s = pass == 0 ? base : rest;
-		if (!s)
-			continue;
-		while (*s) {
-			while (*s == '/')
-				s++;
-			const char *e = s;
-			while (*e && *e != '/')
-				e++;
-			size_t len = (size_t)(e - s);
-			if (len == 0 || (len == 1 && s[0] == '.')) {
-				/* nothing */
-			} else if (len == 2 && s[0] == '.' && s[1] == '.') {
-				while (n > 1 && out[n - 1] != '/')
-					n--;
-				if (n > 1)
-					n--;
-			} else {
-				if (n > 1)
-					out[n++] = '/';
-				memcpy(out + n, s, len);
-				n += len;
-			}
-			s = e;
-		}
-	}
-	out[n] = '\0';
 	return out;
 }
 

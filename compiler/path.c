@@ -666,3 +666,41 @@ char *zsp_path_join(zsp_arena *a, const char *root, const char *rel)
 	}
 	return p;
 }
+
+/* Lexically normalizes an absolute path into out ("/a//b/./c/../d" -> "/a/b/d"); false if it
+ * is not absolute or too long. ".." at the root stays at the root. */
+bool zsp_path_lexical(const char *in, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	if (!in || in[0] != '/' || outlen < 2)
+		return false;
+	out[n++] = '/';
+	for (const char *p = in; *p;) {
+		while (*p == '/')
+			p++;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		size_t len = (size_t)(e - p);
+		if (len == 0 || (len == 1 && p[0] == '.')) {
+		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 1 && out[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+		} else {
+			if (n > 1)
+				out[n++] = '/';
+			if (n + len + 1 > outlen)
+				return false;
+			memcpy(out + n, p, len);
+			n += len;
+			if (n + 1 >= outlen)
+				return false;
+		}
+		p = e;
+	}
+	out[n] = '\0';
+	return true;
+}

@@ -64,4 +64,9 @@ size_t zsp_path_depth(const char *path);
  * ("/", "b") -> "/b", ("/a", "") -> "/a". NULL on out-of-memory. */
 char *zsp_path_join(zsp_arena *a, const char *root, const char *rel);
 
+/* Lexically normalizes an absolute path into out ("/a//b/./c/../d" -> "/a/b/d"; ".." at the root
+ * stays at the root): what the oracle, the grant store and the decider judge. false if in is not
+ * absolute or out (outlen bytes) is too small. */
+bool zsp_path_lexical(const char *in, char *out, size_t outlen);
+
 #endif

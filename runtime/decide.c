@@ -12,6 +12,7 @@
 #include "../compiler/checks.h"
 #include "../compiler/compile.h"
 #include "../compiler/oracle.h"
+#include "../compiler/path.h"
 #include "../compiler/sha256.h"
 #include "decide.h"
 
@@ -75,34 +76,9 @@ static const char *grant_path(zsp_decider *d, const char *arg)
 		abs = zsp_arena_printf(d->a, "%s/%s", d->workspace, arg);
 	if (!abs || abs[0] != '/')
 		return abs;
-	size_t n = strlen(abs);
-	char *out = zsp_arena_alloc(d->a, n + 2);
-	if (!out)
-		return NULL;
-	size_t len = 0;
-	for (const char *p = abs; *p;) {
-		while (*p == '/')
-			p++;
-		const char *e = p + strcspn(p, "/");
-		size_t cl = (size_t)(e - p);
-		if (cl == 0 || (cl == 1 && p[0] == '.')) {
-			/* nothing */
-		} else if (cl == 2 && p[0] == '.' && p[1] == '.') {
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			if (len > 0)
-				len--;
-		} else {
-			out[len++] = '/';
-			memcpy(out + len, p, cl);
-			len += cl;
-		}
-		p = e;
-	}
-	if (len == 0)
-		out[len++] = '/';
-	out[len] = '\0';
-	return out;
+	size_t cap = strlen(abs) + 2;
+	char *out = zsp_arena_alloc(d->a, cap);
+	return out && zsp_path_lexical(abs, out, cap) ? out : NULL;
 }
 
 /* The grants for one request: every argument must be granted (copy_path, move_path judge both

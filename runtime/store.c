@@ -2,6 +2,7 @@
  * and directories, versioned schema, WAL, one transaction per call, once-grants consumed once. */
 #include "config.h"
 
+#include "../compiler/path.h"
 #include "store.h"
 
 #include <errno.h>
@@ -566,44 +567,6 @@ const char *zsp_store_threads_path(const zsp_store *s)
 
 /* ---- patterns ------------------------------------------------------------------------------ */
 
-/* Lexically normalizes an absolute path into out ("/a//b/./c/../d" -> "/a/b/d"); false if it
- * is not absolute or too long. ".." at the root stays at the root. */
-static bool path_normalize(const char *in, char *out, size_t outlen)
-{
-	size_t n = 0;
-
-	if (!in || in[0] != '/' || outlen < 2)
-		return false;
-	out[n++] = '/';
-	for (const char *p = in; *p;) {
-		while (*p == '/')
-			p++;
-		const char *e = p;
-		while (*e && *e != '/')
-			e++;
-		size_t len = (size_t)(e - p);
-		if (len == 0 || (len == 1 && p[0] == '.')) {
-		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
-			while (n > 1 && out[n - 1] != '/')
-				n--;
-			if (n > 1)
-				n--;
-		} else {
-			if (n > 1)
-				out[n++] = '/';
-			if (n + len + 1 > outlen)
-				return false;
-			memcpy(out + n, p, len);
-			n += len;
-			if (n + 1 >= outlen)
-				return false;
-		}
-		p = e;
-	}
-	out[n] = '\0';
-	return true;
-}
-
 /* A host name (labels of letters, digits, '-', '_'), lowercased into out; with allow_wild a
  * leading "*." too. */
 static bool host_normalize(const char *in, bool allow_wild, char *out, size_t outlen)
@@ -739,7 +702,7 @@ static int validate(const zsp_grant *g, char *pat, size_t patlen, char *err, siz
 		return fail(err, errlen, "invalid grant: empty or overlong thread ID");
 	if (g->scope == ZSP_GRANT_PROJECT) {
 		char canon[PATH_MAX];
-		if (!g->project || !path_normalize(g->project, canon, sizeof canon) ||
+		if (!g->project || !zsp_path_lexical(g->project, canon, sizeof canon) ||
 		    strcmp(canon, g->project) != 0)
 			return fail(err, errlen, "invalid grant: a project grant needs the project's "
 				    "absolute canonical directory (got %s%s%s)", g->project ? "'" : "",
@@ -758,7 +721,7 @@ static int validate(const zsp_grant *g, char *pat, size_t patlen, char *err, siz
 				    "(at byte %zu)", g->pattern, msg, off);
 		break;
 	case ZSP_MATCH_PATH:
-		if (!path_normalize(g->pattern, pat, patlen))
+		if (!zsp_path_lexical(g->pattern, pat, patlen))
 			return fail(err, errlen, "invalid grant: a path grant needs an absolute "
 				    "directory (got '%s')", g->pattern);
 		return 0;
@@ -1004,7 +967,7 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 	if (lookup_key(d, l, ZSP_MATCH_EXACT, arg, err, errlen) != 0)
 		return -1;
 	/* a path grant: the path or one of its ancestors */
-	if (path_normalize(arg, buf, sizeof buf)) {
+	if (zsp_path_lexical(arg, buf, sizeof buf)) {
 		size_t n = strlen(buf);
 		for (;;) {
 			if (lookup_key(d, l, ZSP_MATCH_PATH, buf, err, errlen) != 0)
