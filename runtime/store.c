@@ -743,6 +743,25 @@ static int threads_refused(zsp_store *s, char *err, size_t errlen)
 		    "no database for thread grants");
 }
 
+/* Steps st, the one statement of a write transaction already begun, and commits; with
+ * exactly_one, the statement must have changed exactly one row (else nothing is committed).
+ * Rolls back and fills err on failure. sqlite3_changes() and the last rowid stay readable. */
+static int step_commit(store_db *d, sqlite3_stmt *st, bool exactly_one, char *err, size_t errlen)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE || (exactly_one && sqlite3_changes(d->db) != 1)) {
+		db_fail(d, rc, err, errlen);
+		rollback(d);
+		return -1;
+	}
+	if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
+		rollback(d);
+		return -1;
+	}
+	return 0;
+}
+
 int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size_t errlen)
 {
 	char pat[MAX_FIELD + 2];
@@ -772,20 +791,10 @@ int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size
 	bind_text(st, 9, g->who);
 	sqlite3_bind_int64(st, 10, g->created ? g->created : (int64_t)time(NULL));
 	sqlite3_bind_int64(st, 11, g->expires);
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		db_fail(d, rc, err, errlen);
-		rollback(d);
+	if (step_commit(d, st, false, err, errlen) != 0)
 		return -1;
-	}
-	int64_t new_id = sqlite3_last_insert_rowid(d->db);
-	if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
-		rollback(d);
-		return -1;
-	}
 	if (id)
-		*id = new_id;
+		*id = sqlite3_last_insert_rowid(d->db);
 	return 0;
 }
 
@@ -801,18 +810,9 @@ static int delete_in(store_db *d, enum stmt_id which, const char *text, int64_t 
 		bind_text(st, 1, text);
 	else
 		sqlite3_bind_int64(st, 1, num);
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		db_fail(d, rc, err, errlen);
-		rollback(d);
+	if (step_commit(d, st, false, err, errlen) != 0)
 		return -1;
-	}
 	*changes = sqlite3_changes(d->db);
-	if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
-		rollback(d);
-		return -1;
-	}
 	return 0;
 }
 
@@ -1063,17 +1063,8 @@ int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char
 				return -1;
 			}
 			sqlite3_bind_int64(st, 1, b->id);
-			int rc = sqlite3_step(st);
-			sqlite3_reset(st);
-			if (rc != SQLITE_DONE || sqlite3_changes(d->db) != 1) {
-				db_fail(d, rc, err, errlen);
-				rollback(d);
+			if (step_commit(d, st, true, err, errlen) != 0)
 				return -1;
-			}
-			if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
-				rollback(d);
-				return -1;
-			}
 		} else {
 			rollback(d);
 		}
@@ -1105,18 +1096,7 @@ int zsp_store_audit(zsp_store *s, const zsp_audit_record *r, char *err, size_t e
 	bind_text(st, 8, r->thread);
 	bind_text(st, 9, r->project);
 	bind_text(st, 10, r->who);
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		db_fail(d, rc, err, errlen);
-		rollback(d);
-		return -1;
-	}
-	if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
-		rollback(d);
-		return -1;
-	}
-	return 0;
+	return step_commit(d, st, false, err, errlen);
 }
 
 int zsp_store_audit_list(zsp_store *s, int64_t since, int (*fn)(void *ctx, const zsp_audit_record *r),
