@@ -35,11 +35,14 @@ expect() {
 }
 
 # prompt INPUT ARG...: zsp-run -c on a terminal of its own (script's pty) with INPUT (printf
-# format) typed into it; the terminal's output lands in $tmp/out. Sets $got.
+# format) typed into it; the terminal's output lands in $tmp/out. Sets $got. script runs the
+# line with $SHELL -c (dash when SHELL is unset, as under CI): `exec` makes zsp-run the terminal's
+# foreground process itself, or a Ctrl-C would also kill the waiting shell (exit 130) and hide
+# zsp-run's own status.
 prompt() {
 	input=$1
 	shift
-	line="'$ZSP_RUN' -p '$policy' --state-dir '$st' --runtime-dir '$rt'"
+	line="exec '$ZSP_RUN' -p '$policy' --state-dir '$st' --runtime-dir '$rt'"
 	for a in "$@"; do
 		line="$line '$a'"
 	done
@@ -120,7 +123,7 @@ for who in $(identities); do
 	# Ctrl-C once the question is on the screen (typed earlier, it would stop zsp-run before it asks)
 	rm -f "$tmp/in"
 	mkfifo "$tmp/in"
-	line="'$ZSP_RUN' -p '$policy' --state-dir '$st' --runtime-dir '$rt' -c 'touch d1'"
+	line="exec '$ZSP_RUN' -p '$policy' --state-dir '$st' --runtime-dir '$rt' -c 'touch d1'"
 	(cd "$ws" && as "$who" script -qec "$line" /dev/null) <"$tmp/in" >"$tmp/out" 2>&1 &
 	bg=$!
 	exec 3>"$tmp/in"
