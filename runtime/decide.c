@@ -82,17 +82,22 @@ static const char *grant_path(zsp_decider *d, const char *arg)
 }
 
 /* The grants for one request: every argument must be granted (copy_path, move_path judge both
- * paths), a deny on any argument denies. 1 with *answer and *id when grants decide, 0 when they
- * do not, -1 on a store error. */
+ * paths, and a once grant is used only when the other path is granted too), a deny on any
+ * argument denies. 1 with *answer and *id when grants decide, 0 when they do not, -1 on a store
+ * error. */
 static int consult_grants(zsp_decider *d, const zsp_ir_request *req, const char *thread,
 			  const char *project, int *answer, int64_t *id, char *err, size_t errlen)
 {
-	size_t nargs = req->nargs ? req->nargs : 1;
-	if (strcmp(req->kind, "copy_path") != 0 && strcmp(req->kind, "move_path") != 0)
+	size_t nargs = 1;
+	if (strcmp(req->kind, "copy_path") == 0 || strcmp(req->kind, "move_path") == 0)
+		nargs = req->nargs;
+	if (nargs == 0)
 		nargs = 1;
-	bool all_allow = true;
-	int64_t first_allow = 0;
-	int64_t now = (int64_t)time(NULL);
+	if (nargs > ZSP_LOOKUP_MAX_ARGS) {
+		snprintf(err, errlen, "grant lookup: %zu arguments (at most %d)", nargs, ZSP_LOOKUP_MAX_ARGS);
+		return -1;
+	}
+	const char *args[ZSP_LOOKUP_MAX_ARGS];
 	for (size_t i = 0; i < nargs; i++) {
 		const char *arg = req->nargs ? req->args[i] : "";
 		if (req->nargs && is_path_request(req->kind))
@@ -101,29 +106,10 @@ static int consult_grants(zsp_decider *d, const zsp_ir_request *req, const char 
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		int decision;
-		int64_t gid;
-		int r = zsp_store_lookup(d->store, req->kind, arg, thread, project, now, &decision, &gid,
-					 err, errlen);
-		if (r < 0)
-			return -1;
-		if (r == 1 && decision == ZSP_ANSWER_DENY) {
-			*answer = ZSP_ANSWER_DENY;
-			*id = gid;
-			return 1;
-		}
-		if (r == 1 && decision == ZSP_ANSWER_ALLOW) {
-			if (!first_allow)
-				first_allow = gid;
-		} else {
-			all_allow = false;
-		}
+		args[i] = arg;
 	}
-	if (!all_allow)
-		return 0;
-	*answer = ZSP_ANSWER_ALLOW;
-	*id = first_allow;
-	return 1;
+	return zsp_store_lookup_all(d->store, req->kind, args, nargs, thread, project,
+				    (int64_t)time(NULL), answer, id, err, errlen);
 }
 
 static const char *current_user(void)

@@ -1012,68 +1012,112 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 	return rc == SQLITE_DONE ? 0 : db_fail(d, rc, err, errlen);
 }
 
-int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char *thread,
-		     const char *project, int64_t now, int *decision, int64_t *id, char *err,
-		     size_t errlen)
+/* The picks for one argument, from the thread database and the grants database. */
+static int lookup_arg(zsp_store *s, struct lookup *l, const char *arg, char *err, size_t errlen)
 {
-	if (!s || !field_ok(tool))
-		return fail(err, errlen, "grant lookup: no store or no tool");
-	if (!arg)
-		arg = "";
+	l->pick[0].scope = l->pick[1].scope = -1;
+	if (l->thread && s->threads.db) {
+		if (exec_stmt(&s->threads, ST_BEGIN_READ, err, errlen) != 0)
+			return -1;
+		int rc = lookup_in(s, &s->threads, l, arg, err, errlen);
+		rollback(&s->threads);
+		if (rc != 0)
+			return -1;
+	}
+	return lookup_in(s, &s->grants, l, arg, err, errlen);
+}
+
+int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args, size_t nargs,
+			 const char *thread, const char *project, int64_t now, int *decision,
+			 int64_t *id, char *err, size_t errlen)
+{
+	if (!s || !field_ok(tool) || !args || nargs == 0 || nargs > ZSP_LOOKUP_MAX_ARGS)
+		return fail(err, errlen, "grant lookup: no store, no tool or no argument");
 	if (thread && !thread[0])
 		thread = NULL;
 	if (project && !project[0])
 		project = NULL;
 
 	struct lookup l = { .tool = tool, .thread = thread, .project = project, .now = now };
-	/* First a read transaction; only when a once grant would answer, again under the write
-	 * lock, where it is deleted before anyone else can see it. */
+	store_db *d = &s->grants;
+	/* First a read transaction; only when once grants would answer, again under the write lock,
+	 * where they are deleted before anyone else can see them. */
 	for (int write = 0; write < 2; write++) {
-		l.pick[0].scope = l.pick[1].scope = -1;
-		if (thread && s->threads.db) {
-			if (exec_stmt(&s->threads, ST_BEGIN_READ, err, errlen) != 0)
-				return -1;
-			int rc = lookup_in(s, &s->threads, &l, arg, err, errlen);
-			rollback(&s->threads);
-			if (rc != 0)
-				return -1;
-		}
-		store_db *d = &s->grants;
 		if ((write && set_sync(d, true, err, errlen) != 0) ||
 		    exec_stmt(d, write ? ST_BEGIN_WRITE : ST_BEGIN_READ, err, errlen) != 0)
 			return -1;
-		if (lookup_in(s, d, &l, arg, err, errlen) != 0) {
-			rollback(d);
-			return -1;
+		struct best allow[ZSP_LOOKUP_MAX_ARGS], deny = { 0, -1 };
+		bool all_allow = true;
+		for (size_t i = 0; i < nargs; i++) {
+			if (lookup_arg(s, &l, args[i] ? args[i] : "", err, errlen) != 0) {
+				rollback(d);
+				return -1;
+			}
+			allow[i] = l.pick[ZSP_ANSWER_ALLOW];
+			if (l.pick[ZSP_ANSWER_DENY].scope >= 0) {
+				deny = l.pick[ZSP_ANSWER_DENY];
+				break;
+			}
+			all_allow = all_allow && allow[i].scope >= 0;
 		}
-		int dec = l.pick[ZSP_ANSWER_DENY].scope >= 0 ? ZSP_ANSWER_DENY : ZSP_ANSWER_ALLOW;
-		struct best *b = &l.pick[dec];
-		if (b->scope < 0) {
+		/* a deny on any argument answers; else an allow on every argument; else nothing */
+		size_t nused = deny.scope >= 0 ? 1 : all_allow ? nargs : 0;
+		struct best *used = deny.scope >= 0 ? &deny : allow;
+		if (nused == 0) {
 			rollback(d);
 			return 0;
 		}
-		if (b->scope == ZSP_GRANT_ONCE) {
-			if (!write) {
-				rollback(d);
-				continue;
+		bool once = false;
+		for (size_t i = 0; i < nused; i++)
+			once = once || used[i].scope == ZSP_GRANT_ONCE;
+		if (once && !write) {
+			rollback(d);
+			continue;
+		}
+		if (once) {
+			/* every once grant that answers goes, in one transaction, or none does; a grant
+			 * answering for two arguments goes once */
+			for (size_t i = 0; i < nused; i++) {
+				bool seen = false;
+				for (size_t j = 0; j < i; j++)
+					seen = seen || used[j].id == used[i].id;
+				if (used[i].scope != ZSP_GRANT_ONCE || seen)
+					continue;
+				sqlite3_stmt *st = stmt(d, ST_DELETE, err, errlen);
+				if (!st) {
+					rollback(d);
+					return -1;
+				}
+				sqlite3_bind_int64(st, 1, used[i].id);
+				int rc = sqlite3_step(st);
+				sqlite3_reset(st);
+				if (rc != SQLITE_DONE || sqlite3_changes(d->db) != 1) {
+					db_fail(d, rc, err, errlen);
+					rollback(d);
+					return -1;
+				}
 			}
-			sqlite3_stmt *st = stmt(d, ST_DELETE, err, errlen);
-			if (!st) {
+			if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
 				rollback(d);
 				return -1;
 			}
-			sqlite3_bind_int64(st, 1, b->id);
-			if (step_commit(d, st, true, err, errlen) != 0)
-				return -1;
 		} else {
 			rollback(d);
 		}
-		*decision = dec;
+		*decision = deny.scope >= 0 ? ZSP_ANSWER_DENY : ZSP_ANSWER_ALLOW;
 		if (id)
-			*id = b->id;
+			*id = used[0].id;
 		return 1;
 	}
 	return 0;
+}
+
+int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char *thread,
+		     const char *project, int64_t now, int *decision, int64_t *id, char *err,
+		     size_t errlen)
+{
+	const char *args[1] = { arg ? arg : "" };
+	return zsp_store_lookup_all(s, tool, args, 1, thread, project, now, decision, id, err, errlen);
 }
 
 /* ---- audit ---------------------------------------------------------------------------------- */

@@ -90,6 +90,16 @@ int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char
 		     const char *project, int64_t now, int *decision, int64_t *id, char *err,
 		     size_t errlen);
 
+/* The same for a request with several arguments (copy_path and move_path: source and
+ * destination): a deny grant on any argument answers deny; otherwise grants answer allow only
+ * when every argument has an allow grant, and *id is the first argument's. The once grants
+ * that answer are consumed together, in one transaction; when the arguments are not all
+ * granted, none is consumed. At most ZSP_LOOKUP_MAX_ARGS arguments. */
+#define ZSP_LOOKUP_MAX_ARGS 8
+int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args, size_t nargs,
+			 const char *thread, const char *project, int64_t now, int *decision,
+			 int64_t *id, char *err, size_t errlen);
+
 typedef struct zsp_audit_record {
 	int64_t time;         /* unix seconds; 0 = now */
 	const char *request;  /* as given: `terminal "cargo test"` */

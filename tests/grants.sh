@@ -41,6 +41,7 @@ policy "g" {
   }
   tool "edit_file" { default ask; }
   tool "fetch"     { default ask; }
+  tool "copy_path" { default ask; }
 }
 EOF
 P="$tmp/g.zsp"
@@ -160,6 +161,14 @@ q 0 "a project grant in its project" 'terminal "make bench"' --project "$tmp/pro
 q 0 "the project is canonical" 'terminal "make bench"' --project "$tmp/proj/src/.."
 q 2 "not in another project" 'terminal "make bench"' --project "$tmp/other"
 q 2 "not without a project" 'terminal "make bench"'
+
+# copy_path needs both paths granted; a once grant is used only when the copy is allowed
+add --tool copy_path --path "$proj/src" --allow --once >/dev/null
+q 2 "copy: the source alone is not enough" 'copy_path "src/a.rs" "out/a.rs"'
+add --tool copy_path --path "$proj/out" --allow --global >/dev/null
+q 0 "copy: the once grant was kept for a copy that is allowed" 'copy_path "src/a.rs" "out/a.rs"' --format json
+check "copy: the once grant answered" 'grep -qF "\"reason\":\"grant\"" "$tmp/out"'
+q 2 "copy: and is used up" 'copy_path "src/a.rs" "out/a.rs"'
 
 # ---- expiry ------------------------------------------------------------------------------------
 add --tool terminal --exact "make soon" --allow --global --expires 1s >/dev/null

@@ -201,6 +201,59 @@ static void test_precedence(void)
 	zsp_store_close(s);
 }
 
+/* Two arguments (copy_path, move_path): both must be granted; a once grant is used only then,
+ * together with the other argument's, and one grant covering both goes once. */
+static void test_two_arguments(void)
+{
+	zsp_store *s = open_store(true);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	int64_t src = add(s, ZSP_GRANT_ONCE, NULL, NULL, "copy_path", ZSP_MATCH_PATH, "/w/src", ZSP_ANSWER_ALLOW);
+	const char *both[2] = { "/w/src/a.c", "/w/out/a.c" };
+	int d = -1;
+	int64_t id = 0;
+	/* the destination has no grant: no answer, and the source's once grant is still there */
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(ask(s, "copy_path", "/w/src/b.c", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, src);
+	/* used by that single-argument lookup: gone */
+	CU_ASSERT_EQUAL(ask(s, "copy_path", "/w/src/b.c", NULL, NULL, &id), -1);
+
+	src = add(s, ZSP_GRANT_ONCE, NULL, NULL, "copy_path", ZSP_MATCH_PATH, "/w/src", ZSP_ANSWER_ALLOW);
+	int64_t out = add(s, ZSP_GRANT_PROJECT, NULL, "/w", "copy_path", ZSP_MATCH_PATH, "/w/out", ZSP_ANSWER_ALLOW);
+	/* another project: the destination is not granted, nothing is consumed */
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/x", 1000, &d, &id, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/w", 1000, &d, &id, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(d, ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, src);
+	/* the once grant went with that answer; the project grant stays */
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/w", 1000, &d, &id, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(ask(s, "copy_path", "/w/out/x", NULL, "/w", &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, out);
+
+	/* one once grant covering both paths answers once */
+	int64_t tree = add(s, ZSP_GRANT_ONCE, NULL, NULL, "move_path", ZSP_MATCH_PATH, "/w", ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(d, ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, tree);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 0);
+
+	/* a deny on the destination answers deny, and the source's once allow is not consumed */
+	src = add(s, ZSP_GRANT_ONCE, NULL, NULL, "move_path", ZSP_MATCH_PATH, "/w/src", ZSP_ANSWER_ALLOW);
+	int64_t no = add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "move_path", ZSP_MATCH_PATH, "/w/out", ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(d, ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(id, no);
+	CU_ASSERT_EQUAL(ask(s, "move_path", "/w/src/a.c", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, src);
+
+	/* no argument, or too many: an error, never an answer */
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 0, NULL, NULL, 1000, &d, &id, err, sizeof err), -1);
+	const char *many[ZSP_LOOKUP_MAX_ARGS + 1] = { 0 };
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", many, ZSP_LOOKUP_MAX_ARGS + 1, NULL, NULL, 1000, &d,
+					     &id, err, sizeof err), -1);
+	zsp_store_close(s);
+}
+
 struct collect {
 	int n;
 	int64_t ids[16];
@@ -537,6 +590,7 @@ int main(void)
 	if (!s || !CU_add_test(s, "validation", test_validation) ||
 	    !CU_add_test(s, "matchers", test_matchers) ||
 	    !CU_add_test(s, "precedence", test_precedence) ||
+	    !CU_add_test(s, "two arguments", test_two_arguments) ||
 	    !CU_add_test(s, "expiry, list, end thread", test_expiry_list_end_thread) ||
 	    !CU_add_test(s, "once across stores", test_once_persisted) ||
 	    !CU_add_test(s, "audit", test_audit) ||
