@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -510,9 +512,17 @@ int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, siz
 		char *slash = parent ? strrchr(parent, '/') : NULL;
 		if (slash)
 			*(slash == parent ? slash + 1 : slash) = '\0';
-		if (!slash || stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		struct statfs fs;
+		bool exists = slash && stat(parent, &st) == 0 && S_ISDIR(st.st_mode);
+		/* the promise is that thread grants never reach a persistent disk: a runtime dir
+		 * that is not a tmpfs (or ramfs) does not keep it */
+		bool in_memory = exists && statfs(parent, &fs) == 0 &&
+				 (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+		if (!in_memory) {
 			char why[PATH_MAX + 64];
-			if (slash)
+			if (exists)
+				snprintf(why, sizeof why, "%s is not on a tmpfs", parent);
+			else if (slash)
 				snprintf(why, sizeof why, "%s does not exist", parent);
 			else
 				snprintf(why, sizeof why, "XDG_RUNTIME_DIR is unset or not absolute");

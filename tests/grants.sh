@@ -4,7 +4,13 @@
 set -u
 ZSPC=${ZSPC:-${top_builddir:-.}/zspc}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# the runtime directory (thread grants) must be on a tmpfs
+shm=$(mktemp -d "${ZSP_TEST_TMPFS:-/dev/shm}/grants.XXXXXX") || exit 99
+trap 'rm -rf "$tmp" "$shm"' EXIT
+case $(stat -f -c %T "$shm") in
+tmpfs | ramfs) ;;
+*) echo "grants: ${ZSP_TEST_TMPFS:-/dev/shm} is not a tmpfs (set ZSP_TEST_TMPFS)" >&2; exit 99 ;;
+esac
 pass=0
 fail=0
 
@@ -28,8 +34,8 @@ check() {
 	if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
 }
 
-mkdir -m 700 "$tmp/state" "$tmp/run" "$tmp/proj" "$tmp/other" "$tmp/proj/src"
-S="--state-dir $tmp/state --runtime-dir $tmp/run"
+mkdir -m 700 "$tmp/state" "$shm/run" "$tmp/proj" "$tmp/other" "$tmp/proj/src"
+S="--state-dir $tmp/state --runtime-dir $shm/run"
 proj=$(cd "$tmp/proj" && pwd -P)
 cat >"$tmp/g.zsp" <<'EOF'
 zsp 1;
@@ -86,7 +92,7 @@ expect 64 "audit with a bad --since" -- "$ZSPC" audit --since yesterday $S
 expect 64 "audit with an unknown option" -- "$ZSPC" audit --frob $S
 expect 64 "--thread without --query" -- "$ZSPC" --check --thread t "$P"
 expect 64 "--query --project of a missing directory" -- "$ZSPC" --query 'terminal "x"' --project "$tmp/none" $S "$P"
-expect 74 "a store in an unwritable place" -- "$ZSPC" grant list --state-dir /proc/zsp --runtime-dir "$tmp/run"
+expect 74 "a store in an unwritable place" -- "$ZSPC" grant list --state-dir /proc/zsp --runtime-dir "$shm/run"
 
 # ---- the round trip: add, list, revoke --------------------------------------------------------
 expect 0 "an empty list" -- "$ZSPC" grant list $S
@@ -153,6 +159,13 @@ q 0 "a thread grant in its thread" 'terminal "make check"' --thread t1
 q 0 "every time" 'terminal "make check"' --thread t1
 q 2 "not in another thread" 'terminal "make check"' --thread t2
 q 2 "not without a thread" 'terminal "make check"'
+if [ "$(stat -f -c %T "$tmp")" != tmpfs ]; then
+	mkdir -m 700 "$tmp/diskrun"
+	expect 74 "no thread grant in a runtime directory on disk" -- "$ZSPC" grant add --tool terminal \
+		--exact "make check" --allow --thread t1 --state-dir "$tmp/state" --runtime-dir "$tmp/diskrun/zsp"
+	check "says the runtime directory is not a tmpfs" 'grep -q "diskrun is not on a tmpfs" "$tmp/err"'
+	check "nothing written there" '[ ! -e "$tmp/diskrun/zsp" ]'
+fi
 expect 0 "end-thread" -- "$ZSPC" grant end-thread t1 $S
 check "says how many went" 'grep -qx 1 "$tmp/out"'
 q 2 "an ended thread's grants are gone" 'terminal "make check"' --thread t1

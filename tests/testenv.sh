@@ -25,7 +25,21 @@ if [ ! -x "$ZSPC" ]; then
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/$zsp_suite.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
+shm=
+# zsp_need_tmpfs=1: also a private $shm on a tmpfs ($ZSP_TEST_TMPFS, else /dev/shm), where
+# runtime directories go: thread grants are kept only on a tmpfs (doc/store.md).
+if [ -n "${zsp_need_tmpfs:-}" ]; then
+	shm=$(mktemp -d "${ZSP_TEST_TMPFS:-/dev/shm}/$zsp_suite.XXXXXX") || exit 99
+	case $(stat -f -c %T "$shm") in
+	tmpfs | ramfs) ;;
+	*)
+		echo "$zsp_suite: ${ZSP_TEST_TMPFS:-/dev/shm} is not a tmpfs (set ZSP_TEST_TMPFS)" >&2
+		rmdir "$shm"
+		exit 99
+		;;
+	esac
+fi
+trap 'rm -rf "$tmp" ${shm:+"$shm"}' EXIT
 trap 'exit 130' INT TERM
 
 # golden_check NAME KIND EXPECTED ACTUAL: with bless=true the golden file EXPECTED becomes

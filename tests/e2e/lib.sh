@@ -8,7 +8,7 @@ if [ ! -x "$ZSP_RUN" ] || [ ! -x "$ZSP_PROBE" ]; then
 	echo "$zsp_suite: no zsp-run or zsp-probe in $top_builddir" >&2
 	exit 99
 fi
-chmod 755 "$tmp"
+chmod 755 "$tmp" ${shm:+"$shm"}
 
 passed=0
 failed=0

@@ -7,22 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "../../compiler/zsp.h"
 #include "../../runtime/store.h"
 
-static char root[128];
+static char root[128];     /* under $TMPDIR: the state directories */
+static char shm_root[128]; /* on a tmpfs (/dev/shm): the runtime directories */
 static int seq;
 static char err[1024];
 
-/* A fresh directory under root: dir/state and dir/run (the runtime dir's parent). */
+/* Fresh directories: root/N/state, and shm_root/N/run (the runtime dir's parent, on a tmpfs as
+ * thread grants require); run is set to shm_root/N/run/zsp. */
 static void fresh(char *state, char *run)
 {
 	char dir[256];
 	snprintf(dir, sizeof dir, "%s/%d", root, ++seq);
 	mkdir(dir, 0700);
 	snprintf(state, 512, "%s/state", dir);
+	snprintf(dir, sizeof dir, "%s/%d", shm_root, seq);
+	mkdir(dir, 0700);
 	snprintf(run, 512, "%s/run", dir);
 	mkdir(run, 0700);
 	strcat(run, "/zsp");
@@ -398,6 +404,25 @@ static void test_no_runtime_dir(void)
 	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "t", ZSP_MATCH_EXACT, "x", ZSP_ANSWER_ALLOW) > 0);
 	CU_ASSERT_EQUAL(ask(s, "t", "x", "T", NULL, NULL), ZSP_ANSWER_ALLOW);
 	zsp_store_close(s);
+
+	/* a runtime directory on a persistent disk is no place for thread grants either */
+	struct statfs fs;
+	if (statfs(root, &fs) == 0 && fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC) {
+		snprintf(run, sizeof run, "%s/diskrun", root);
+		mkdir(run, 0700);
+		strcat(run, "/zsp");
+		w.runtime_dir = run;
+		CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+		CU_ASSERT_PTR_NULL(zsp_store_threads_path(s));
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "diskrun is not on a tmpfs"));
+		struct stat st;
+		CU_ASSERT_NOT_EQUAL(stat(run, &st), 0);   /* nothing was created there */
+		zsp_store_close(s);
+	} else {
+		fprintf(stderr, "\n(%s is a tmpfs: the on-disk runtime directory case is skipped)\n", root);
+	}
 	/* and by default: XDG_RUNTIME_DIR unset */
 	char *saved = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
 	unsetenv("XDG_RUNTIME_DIR");
@@ -584,6 +609,15 @@ int main(void)
 	snprintf(root, sizeof root, "%s/test_store.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(root))
 		return 99;
+	const char *shm = getenv("ZSP_TEST_TMPFS") ? getenv("ZSP_TEST_TMPFS") : "/dev/shm";
+	snprintf(shm_root, sizeof shm_root, "%s/test_store.XXXXXX", shm);
+	struct statfs fs;
+	if (!mkdtemp(shm_root) || statfs(shm_root, &fs) != 0 ||
+	    (fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC)) {
+		fprintf(stderr, "test_store: needs a tmpfs for the runtime directories: %s is not one "
+			"(set ZSP_TEST_TMPFS)\n", shm);
+		return 99;
+	}
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 2;
 	CU_pSuite s = CU_add_suite("store", NULL, NULL);
@@ -605,8 +639,9 @@ int main(void)
 	CU_basic_run_tests();
 	unsigned failures = CU_get_number_of_failures();
 	CU_cleanup_registry();
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", root, root);
+	char cmd[800];
+	snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' '%s' 2>/dev/null; rm -rf '%s' '%s'", root, shm_root,
+		 root, shm_root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", root);
 	return failures ? 1 : 0;
