@@ -59,7 +59,15 @@ int zsp_decision_exit(zsp_decision d);
 void zsp_json_string(FILE *f, const char *s);
 /* "FILE:LINE:COL" into buf, or NULL for a location-less rule. */
 const char *zsp_loc_string(char *buf, size_t size, zsp_loc loc);
+/* What the grant store adds to a verdict (runtime/decide.h): the grant that answered (0: none),
+ * why the store could not be read, why the decision could not be recorded (NULL: neither). */
+typedef struct zsp_verdict_extra {
+	long long grant;
+	const char *store_error;
+	const char *audit_error;
+} zsp_verdict_extra;
+/* One line of JSON (doc/oracle.md); extra may be NULL: without its keys. */
 void zsp_verdict_json(FILE *f, const char *policy, const zsp_ir_request *req, const zsp_verdict *v,
-		      bool explain);
+		      bool explain, const zsp_verdict_extra *extra);
 
 #endif

@@ -6,25 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/decide.h"
 #include "compile.h"
 #include "oracle.h"
 
 struct zsp_session {
 	const zsp_ir_policy *p;
-	zsp_oracle_env env;
-	char *workspace, *home;
-	zsp_oracle *o;
-	zsp_arena *a;        /* reset for each decision */
+	zsp_decider *d;      /* the oracle (without a grant store) */
 };
 
 void zsp_session_free(zsp_session *s)
 {
 	if (!s)
 		return;
-	zsp_oracle_free(s->o);
-	zsp_arena_free(s->a);
-	free(s->workspace);
-	free(s->home);
+	zsp_decider_free(s->d);
 	free(s);
 }
 
@@ -41,14 +36,8 @@ int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *w
 	if (!s)
 		return ZSP_EINTERNAL;
 	s->p = p;
-	s->workspace = workspace ? strdup(workspace) : NULL;
-	s->home = home ? strdup(home) : NULL;
-	s->env.workspace = s->workspace;
-	s->env.home = s->home;
-	s->env.resolve_symlinks = true;
-	s->o = zsp_oracle_new(p, &s->env);
-	s->a = zsp_arena_new();
-	if (!s->o || !s->a || (workspace && !s->workspace) || (home && !s->home)) {
+	s->d = zsp_decider_new(p, NULL, workspace, home);
+	if (!s->d) {
 		zsp_session_free(s);
 		return ZSP_EINTERNAL;
 	}
@@ -59,32 +48,33 @@ int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *w
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json)
 {
-	zsp_arena *a = s->a;
 	zsp_ir_request req;
 	zsp_verdict v;
+	zsp_verdict_extra x;
 	char err[256];
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = ZSP_OK;
 	if (json)
 		*json = NULL;
-	zsp_arena_reset(a);
 	FILE *f = json ? open_memstream(&buf, &len) : NULL;
 	if (json && !f)
 		return ZSP_EINTERNAL;
-	if (zsp_request_parse(a, request, &req, err, sizeof(err)) != 0) {
+	int r = zsp_decider_verdict(s->d, request, explain != 0, NULL, NULL, false, NULL, &req, &v,
+				    &x, err, sizeof(err));
+	if (r == ZSP_EUSAGE) {
 		rc = ZSP_EUSAGE;
 		if (f) {
 			fputs("{\"decision\":\"error\",\"error\":", f);
 			zsp_json_string(f, err);
 			fputs("}\n", f);
 		}
-	} else if (zsp_oracle_decide(s->o, a, &req, explain != 0, &v) != 0) {
+	} else if (r == ZSP_EINTERNAL) {
 		rc = ZSP_EINTERNAL;
 	} else {
 		*answer = zsp_decision_exit(v.decision);
 		if (f)
-			zsp_verdict_json(f, s->p->name, &req, &v, explain != 0);
+			zsp_verdict_json(f, s->p->name, &req, &v, explain != 0, &x);
 	}
 	if (f && fclose(f) != 0)
 		rc = ZSP_EINTERNAL;

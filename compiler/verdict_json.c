@@ -47,7 +47,7 @@ int zsp_decision_exit(zsp_decision d)
 }
 
 void zsp_verdict_json(FILE *f, const char *policy, const zsp_ir_request *req, const zsp_verdict *v,
-		      bool explain)
+		      bool explain, const zsp_verdict_extra *extra)
 {
 	char loc[PATH_MAX + 64];
 	fputs("{\"decision\":", f);
@@ -85,6 +85,16 @@ void zsp_verdict_json(FILE *f, const char *policy, const zsp_ir_request *req, co
 			zsp_json_string(f, v->trace[i]);
 		}
 		fputc(']', f);
+	}
+	if (extra && extra->grant)
+		fprintf(f, ",\"grant\":%lld", extra->grant);
+	if (extra && extra->store_error) {
+		fputs(",\"store_error\":", f);
+		zsp_json_string(f, extra->store_error);
+	}
+	if (extra && extra->audit_error) {
+		fputs(",\"audit_error\":", f);
+		zsp_json_string(f, extra->audit_error);
 	}
 	fputs("}\n", f);
 }

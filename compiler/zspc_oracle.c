@@ -157,43 +157,6 @@ static void grants_close(struct grants *g)
 	zsp_store_close(g->store);
 }
 
-static zsp_decision decision_of(int answer)
-{
-	return answer == ZSP_ANSWER_ALLOW ? ZSP_ALLOW : answer == ZSP_ANSWER_DENY ? ZSP_DENY : ZSP_ASK;
-}
-
-/* Prints a verdict as JSON with extra keys before the closing brace (none: unchanged). */
-static void verdict_json_with(const zsp_ir_policy *p, const zsp_ir_request *req, const zsp_verdict *v,
-			      bool explain, int64_t grant, const char *store_error, const char *audit_error)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = grant || store_error || audit_error ? open_memstream(&buf, &len) : NULL;
-	if (!m) {
-		zsp_verdict_json(stdout, p->name, req, v, explain);
-		return;
-	}
-	zsp_verdict_json(m, p->name, req, v, explain);
-	if (fclose(m) != 0 || len < 2) {
-		free(buf);
-		zsp_verdict_json(stdout, p->name, req, v, explain);
-		return;
-	}
-	fwrite(buf, 1, len - 2, stdout);     /* without "}\n" */
-	if (grant)
-		printf(",\"grant\":%lld", (long long)grant);
-	if (store_error) {
-		fputs(",\"store_error\":", stdout);
-		zsp_json_string(stdout, store_error);
-	}
-	if (audit_error) {
-		fputs(",\"audit_error\":", stdout);
-		zsp_json_string(stdout, audit_error);
-	}
-	fputs("}\n", stdout);
-	free(buf);
-}
-
 /* ---- --query and --batch ---------------------------------------------------------------- */
 
 static int ask_one(zsp_oracle *o, const zsp_ir_policy *p, const struct zspc_opts *opts,
@@ -228,39 +191,26 @@ static int ask_one(zsp_oracle *o, const zsp_ir_policy *p, const struct zspc_opts
 		return ZSP_EINTERNAL;
 	}
 	/* the oracle's verdict explains; the decider adds the grants (and the audit trail) */
-	zsp_decision_out out = { .grant_id = 0 };
-	const char *store_error = NULL, *audit_error = NULL;
+	zsp_verdict_extra x = { 0 };
 	if (g && g->d) {
-		char derr[512] = "";
-		int r = zsp_decider_decide(g->d, text, opts->thread, g->project[0] ? g->project : NULL,
-					   opts->record, g->hash, &out, derr, sizeof(derr));
+		int r = zsp_decider_settle(g->d, a, text, &req, &v, opts->thread,
+					   g->project[0] ? g->project : NULL, opts->record, g->hash, &x);
 		if (r == ZSP_EINTERNAL) {
 			zsp_arena_free(a);
 			fprintf(stderr, "zspc: out of memory\n");
 			return ZSP_EINTERNAL;
 		}
-		if (out.store_failed) {
-			fprintf(stderr, "zspc: grant store: %s; deciding without grants\n", out.store_error);
-			store_error = out.store_error;
-		} else if (g->open_error[0]) {
-			store_error = g->open_error;
-		}
+		if (x.store_error)
+			fprintf(stderr, "zspc: grant store: %s; deciding without grants\n", x.store_error);
+		else if (g->open_error[0])
+			x.store_error = g->open_error;
 		if (r == -1) {
-			fprintf(stderr, "zspc: cannot record the decision: %s\n", derr);
-			audit_error = zsp_arena_strdup(a, derr);
+			fprintf(stderr, "zspc: cannot record the decision: %s\n", x.audit_error);
 			g->audit_failed = true;
-		}
-		if (out.grant_id && v.decision == ZSP_ASK) {
-			v.decision = decision_of(out.answer);
-			v.reason = "grant";
-			v.rule = zsp_arena_printf(a, "grant %lld", (long long)out.grant_id);
-			v.detail = zsp_arena_printf(a, "grant %lld answers what the policy would ask",
-						    (long long)out.grant_id);
-			v.loc.src = NULL;
 		}
 	}
 	if (opts->json || batch) {
-		verdict_json_with(p, &req, &v, opts->explain, out.grant_id, store_error, audit_error);
+		zsp_verdict_json(stdout, p->name, &req, &v, opts->explain, &x);
 	} else {
 		printf("%s\n", zsp_decision_name(v.decision));
 		if (opts->explain)

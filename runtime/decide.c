@@ -1,5 +1,6 @@
-/* decide.c: the oracle first, then (only on `ask`) the grant store, then the audit trail.
- * Grants never reach a built-in rule, a substitution or a policy deny: those never say `ask`. */
+/* decide.c: the oracle first, then (only on `ask`) the grant store, then the audit trail, for
+ * zsp-run, zspc --query and the session API alike. Grants never reach a built-in rule, a
+ * substitution or a policy deny: those never say `ask`. */
 #include "config.h"
 
 #include <pwd.h>
@@ -112,7 +113,7 @@ static int consult_grants(zsp_decider *d, const zsp_ir_request *req, const char 
 				    (int64_t)time(NULL), answer, id, err, errlen);
 }
 
-static const char *current_user(void)
+const char *zsp_decider_user(void)
 {
 	const char *user = getenv("USER");
 	if (user && *user)
@@ -121,36 +122,28 @@ static const char *current_user(void)
 	return pw ? pw->pw_name : NULL;
 }
 
-int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, const char *project,
-		       bool record, const char *policy_hash, zsp_decision_out *out, char *err,
-		       size_t errlen)
+/* After the oracle's verdict v on req: the grants (only on an ask), then the audit trail. */
+static int settle(zsp_decider *d, const char *request, const zsp_ir_request *req,
+		  const zsp_verdict *v, const char *thread, const char *project, bool record,
+		  const char *policy_hash, zsp_decision_out *out, char *err, size_t errlen)
 {
-	zsp_ir_request req;
-	zsp_verdict v;
 	memset(out, 0, sizeof(*out));
-	zsp_arena_reset(d->a);
-	if (zsp_request_parse(d->a, request, &req, err, errlen) != 0)
-		return ZSP_EUSAGE;
-	if (zsp_oracle_decide(d->o, d->a, &req, false, &v) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return ZSP_EINTERNAL;
-	}
-	out->answer = zsp_decision_exit(v.decision);
-	out->reason = v.reason;
+	out->answer = zsp_decision_exit(v->decision);
+	out->reason = v->reason;
 	char loc[512];
-	const char *where = zsp_loc_string(loc, sizeof(loc), v.loc);
-	if (where && v.rule)
-		snprintf(out->rule, sizeof(out->rule), "%s: %s", where, v.rule);
-	else if (v.rule)
-		snprintf(out->rule, sizeof(out->rule), "%s", v.rule);
+	const char *where = zsp_loc_string(loc, sizeof(loc), v->loc);
+	if (where && v->rule)
+		snprintf(out->rule, sizeof(out->rule), "%s: %s", where, v->rule);
+	else if (v->rule)
+		snprintf(out->rule, sizeof(out->rule), "%s", v->rule);
 	else if (where)
 		snprintf(out->rule, sizeof(out->rule), "%s", where);
 
 	/* only an ask reaches the grants: denies before them are final, allows need none */
-	if (v.decision == ZSP_ASK && d->store) {
+	if (v->decision == ZSP_ASK && d->store) {
 		int answer;
 		int64_t id;
-		int r = consult_grants(d, &req, thread, project, &answer, &id, out->store_error,
+		int r = consult_grants(d, req, thread, project, &answer, &id, out->store_error,
 				       sizeof(out->store_error));
 		if (r < 0) {
 			out->store_failed = true;
@@ -177,9 +170,82 @@ int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, 
 		.policy_hash = policy_hash,
 		.thread = thread,
 		.project = project,
-		.who = current_user(),
+		.who = zsp_decider_user(),
 	};
 	return zsp_store_audit(d->store, &r, err, errlen) == 0 ? 0 : -1;
+}
+
+int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, const char *project,
+		       bool record, const char *policy_hash, zsp_decision_out *out, char *err,
+		       size_t errlen)
+{
+	zsp_ir_request req;
+	zsp_verdict v;
+	memset(out, 0, sizeof(*out));
+	zsp_arena_reset(d->a);
+	if (zsp_request_parse(d->a, request, &req, err, errlen) != 0)
+		return ZSP_EUSAGE;
+	if (zsp_oracle_decide(d->o, d->a, &req, false, &v) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	return settle(d, request, &req, &v, thread, project, record, policy_hash, out, err, errlen);
+}
+
+static zsp_decision decision_of(int answer)
+{
+	return answer == ZSP_ANSWER_ALLOW ? ZSP_ALLOW : answer == ZSP_ANSWER_DENY ? ZSP_DENY : ZSP_ASK;
+}
+
+/* settle() for a verdict that is shown: the grant's answer written into v, the failures into x. */
+static int settle_verdict(zsp_decider *d, zsp_arena *a, const char *request,
+			  const zsp_ir_request *req, zsp_verdict *v, const char *thread,
+			  const char *project, bool record, const char *policy_hash,
+			  zsp_verdict_extra *x)
+{
+	zsp_decision_out out;
+	char err[512] = "";
+	memset(x, 0, sizeof(*x));
+	int rc = settle(d, request, req, v, thread, project, record, policy_hash, &out, err,
+			sizeof(err));
+	if (out.store_failed && !(x->store_error = zsp_arena_strdup(a, out.store_error)))
+		return ZSP_EINTERNAL;
+	if (rc != 0 && !(x->audit_error = zsp_arena_strdup(a, err)))
+		return ZSP_EINTERNAL;
+	if (out.grant_id) {
+		x->grant = (long long)out.grant_id;
+		v->decision = decision_of(out.answer);
+		v->reason = "grant";
+		v->rule = zsp_arena_printf(a, "grant %lld", x->grant);
+		v->detail = zsp_arena_printf(a, "grant %lld answers what the policy would ask", x->grant);
+		v->loc.src = NULL;
+		if (!v->rule || !v->detail)
+			return ZSP_EINTERNAL;
+	}
+	return rc;
+}
+
+int zsp_decider_settle(zsp_decider *d, zsp_arena *a, const char *request, const zsp_ir_request *req,
+		       zsp_verdict *v, const char *thread, const char *project, bool record,
+		       const char *policy_hash, zsp_verdict_extra *x)
+{
+	zsp_arena_reset(d->a);
+	return settle_verdict(d, a, request, req, v, thread, project, record, policy_hash, x);
+}
+
+int zsp_decider_verdict(zsp_decider *d, const char *request, bool explain, const char *thread,
+			const char *project, bool record, const char *policy_hash, zsp_ir_request *req,
+			zsp_verdict *v, zsp_verdict_extra *x, char *err, size_t errlen)
+{
+	memset(x, 0, sizeof(*x));
+	zsp_arena_reset(d->a);
+	if (zsp_request_parse(d->a, request, req, err, errlen) != 0)
+		return ZSP_EUSAGE;
+	if (zsp_oracle_decide(d->o, d->a, req, explain, v) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	return settle_verdict(d, d->a, request, req, v, thread, project, record, policy_hash, x);
 }
 
 int zsp_policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../compiler/ir.h"
+#include "../compiler/oracle.h"
 #include "store.h"
 
 typedef struct zsp_decider zsp_decider;
@@ -35,6 +36,26 @@ void zsp_decider_free(zsp_decider *d);
 int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, const char *project,
 		       bool record, const char *policy_hash, zsp_decision_out *out, char *err,
 		       size_t errlen);
+
+/* The same steps for a verdict the caller shows (zspc --query, the session API): v is the
+ * oracle's verdict on req (parsed from request), its strings in arena a. When a grant answers,
+ * v becomes the grant's answer (reason "grant", rule "grant N", no location) and x->grant is N;
+ * x->store_error and x->audit_error say what failed (they live in a), for the JSON. Returns 0,
+ * ZSP_EINTERNAL on out-of-memory, or -1 when the audit append failed. */
+int zsp_decider_settle(zsp_decider *d, zsp_arena *a, const char *request, const zsp_ir_request *req,
+		       zsp_verdict *v, const char *thread, const char *project, bool record,
+		       const char *policy_hash, zsp_verdict_extra *x);
+
+/* Parses request, asks d's oracle (with the chain of checks when explain) and settles the
+ * verdict as above; *req and *v live in d until its next decision. Returns as
+ * zsp_decider_settle, or ZSP_EUSAGE for a malformed request (err says why). */
+int zsp_decider_verdict(zsp_decider *d, const char *request, bool explain, const char *thread,
+			const char *project, bool record, const char *policy_hash, zsp_ir_request *req,
+			zsp_verdict *v, zsp_verdict_extra *x, char *err, size_t errlen);
+
+/* The user the process runs as ($USER, else the password database), for grants and the
+ * audit trail; NULL if unknown. */
+const char *zsp_decider_user(void);
 
 /* The policy's fingerprint for the audit trail: the hex SHA-256 of the IR JSON of a set holding
  * only p, as `zspc --emit ir` prints a file with that one policy and no tests. 0, or -1. */
