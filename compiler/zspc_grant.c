@@ -14,12 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../backends/linux.h"
 #include "../runtime/store.h"
 #include "oracle.h"
+#include "textesc.h"
 #include "zspc.h"
 
 static const char grant_usage[] =
-	"usage: zspc grant add --tool TOOL (--exact ARG | --prefix REGEX | --path DIR | --host HOST)\n"
+	"usage: zspc grant add --tool TOOL (--exact ARG | --exact-escaped TEXT | --prefix REGEX\n"
+	"                                   | --path DIR | --host HOST)\n"
 	"                      (--allow | --deny)\n"
 	"                      (--once [--thread ID] | --thread ID | --project DIR | --global)\n"
 	"                      [--policy NAME] [--expires DURATION|TIME] [STORE]\n"
@@ -33,6 +36,8 @@ static const char grant_usage[] =
 	"  ~/.local/state/zsp) and --runtime-dir DIR (threads.db: default $XDG_RUNTIME_DIR/zsp).\n"
 	"  DURATION is N followed by s, m, h, d or w (from now; for --since: ago);\n"
 	"  TIME is @UNIXSECONDS, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z] (UTC).\n"
+	"  --exact-escaped takes the argument with \\\\ \\n \\t \\r \\xHH \\u{H...} escapes,\n"
+	"  as zsp-run shows a command that holds control characters.\n"
 	"\n"
 	"exit: 0 ok, 1 no such grant (revoke), 64 usage, 70 internal error, 74 store error\n";
 
@@ -142,7 +147,8 @@ static const char *answer_name(int a)
 /* ---- the subcommands -------------------------------------------------------------------- */
 
 enum {
-	OPT_STATE_DIR = 256, OPT_RUNTIME_DIR, OPT_TOOL, OPT_EXACT, OPT_PREFIX, OPT_PATH, OPT_HOST,
+	OPT_STATE_DIR = 256, OPT_RUNTIME_DIR, OPT_TOOL, OPT_EXACT, OPT_EXACT_ESCAPED, OPT_PREFIX, OPT_PATH,
+	OPT_HOST,
 	OPT_ALLOW, OPT_DENY, OPT_ONCE, OPT_THREAD, OPT_PROJECT, OPT_GLOBAL, OPT_POLICY, OPT_EXPIRES,
 	OPT_FORMAT, OPT_SINCE, OPT_HELP,
 };
@@ -152,6 +158,7 @@ static const struct option grant_opts[] = {
 	{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 	{ "tool", required_argument, NULL, OPT_TOOL },
 	{ "exact", required_argument, NULL, OPT_EXACT },
+	{ "exact-escaped", required_argument, NULL, OPT_EXACT_ESCAPED },
 	{ "prefix", required_argument, NULL, OPT_PREFIX },
 	{ "path", required_argument, NULL, OPT_PATH },
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -173,6 +180,7 @@ struct grant_cli {
 	const char *state_dir, *runtime_dir;
 	zsp_grant g;
 	bool have_match, have_decision, once, global, json, help;
+	bool escaped;            /* --exact-escaped: the pattern is zsp_text_escape'd */
 	const char *expires, *since;
 	unsigned given;          /* OPT_* bits seen, for "goes with" checks */
 };
@@ -203,15 +211,18 @@ static int parse_opts(int argc, char **argv, struct grant_cli *c)
 			c->g.tool = optarg;
 			break;
 		case OPT_EXACT:
+		case OPT_EXACT_ESCAPED:
 		case OPT_PREFIX:
 		case OPT_PATH:
 		case OPT_HOST:
 			if (c->have_match)
-				return grant_usage_error("%s", "give one of --exact, --prefix, --path and --host");
+				return grant_usage_error("%s", "give one of --exact, --exact-escaped, --prefix, --path and --host");
 			c->have_match = true;
-			c->g.match = opt == OPT_EXACT ? ZSP_MATCH_EXACT : opt == OPT_PREFIX ? ZSP_MATCH_PREFIX
-				   : opt == OPT_PATH ? ZSP_MATCH_PATH : ZSP_MATCH_HOST;
+			c->g.match = opt == OPT_EXACT || opt == OPT_EXACT_ESCAPED ? ZSP_MATCH_EXACT
+				   : opt == OPT_PREFIX ? ZSP_MATCH_PREFIX : opt == OPT_PATH ? ZSP_MATCH_PATH
+				   : ZSP_MATCH_HOST;
 			c->g.pattern = optarg;
+			c->escaped = opt == OPT_EXACT_ESCAPED;
 			break;
 		case OPT_ALLOW:
 		case OPT_DENY:
@@ -326,10 +337,20 @@ static int grant_add(struct grant_cli *c)
 	struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
 	g->who = user && *user ? user : pw ? pw->pw_name : NULL;
 
+	char *unescaped = NULL;
+	if (c->escaped) {
+		char why[160];
+		if (zsp_text_unescape(g->pattern, &unescaped, why, sizeof(why)) != 0)
+			return grant_usage_error("--exact-escaped: %s", why);
+		g->pattern = unescaped;
+	}
+
 	zsp_store *s;
 	int rc = zspc_store_open(c->state_dir, c->runtime_dir, &s);
-	if (rc != ZSP_OK)
+	if (rc != ZSP_OK) {
+		free(unescaped);
 		return rc;
+	}
 	char err[512];
 	int64_t id;
 	if (zsp_store_add(s, g, &id, err, sizeof(err)) != 0) {
@@ -339,7 +360,35 @@ static int grant_add(struct grant_cli *c)
 		rc = fflush(stdout) == 0 ? ZSP_OK : ZSP_EIO;
 	}
 	zsp_store_close(s);
+	free(unescaped);
 	return rc;
+}
+
+/* Text output: what an agent wrote (commands, thread IDs) must not redraw the terminal of the
+ * person reading the list; such text is shown escaped (textesc.h). */
+static void put_shown(const char *prefix, const char *s)
+{
+	if (!s)
+		return;
+	char *e = zsp_text_escape(s);
+	printf("%s%s", prefix, e ? e : "(out of memory)");
+	free(e);
+}
+
+/* A pattern as "MATCH PATTERN": JSON-quoted; one that is not plain as `exact-escaped '...'`,
+ * the escaped text quoted as `zspc grant add --exact-escaped` takes it. */
+static void put_pattern(int match, const char *s)
+{
+	char *e = zsp_text_plain(s) ? NULL : zsp_text_escape(s);
+	char *q = e ? zsp_shell_quote(e) : NULL;
+	if (q) {
+		printf("%s-escaped %s", match_names[match], q);
+	} else {
+		printf("%s ", match_names[match]);
+		zsp_json_string(stdout, s);
+	}
+	free(q);
+	free(e);
 }
 
 static int print_grant(void *ctx, const zsp_grant *g)
@@ -367,15 +416,11 @@ static int print_grant(void *ctx, const zsp_grant *g)
 		return 0;
 	}
 	printf("%" PRId64 "\t%s %s ", g->id, answer_name(g->decision), g->tool);
-	printf("%s ", match_names[g->match]);
-	zsp_json_string(stdout, g->pattern);
+	put_pattern(g->match, g->pattern);
 	printf("\t%s", scope_names[g->scope]);
-	if (g->thread)
-		printf(" thread=%s", g->thread);
-	if (g->project)
-		printf(" project=%s", g->project);
-	if (g->policy)
-		printf(" policy=%s", g->policy);
+	put_shown(" thread=", g->thread);
+	put_shown(" project=", g->project);
+	put_shown(" policy=", g->policy);
 	if (g->expires)
 		printf(" expires=%s", utc(t, g->expires));
 	putchar('\n');
@@ -406,17 +451,18 @@ static int print_audit(void *ctx, const zsp_audit_record *r)
 		fputs("}\n", stdout);
 		return 0;
 	}
-	printf("%s %s %s\treason=%s", utc(t, r->time), answer_name(r->decision), r->request,
-	       r->reason ? r->reason : "-");
-	if (r->rule)
-		printf(" rule=\"%s\"", r->rule);
-	printf(" policy=%s sha256=%s", r->policy ? r->policy : "-", r->policy_hash ? r->policy_hash : "-");
-	if (r->thread)
-		printf(" thread=%s", r->thread);
-	if (r->project)
-		printf(" project=%s", r->project);
-	if (r->who)
-		printf(" who=%s", r->who);
+	printf("%s %s ", utc(t, r->time), answer_name(r->decision));
+	put_shown("", r->request);
+	put_shown("\treason=", r->reason ? r->reason : "-");
+	if (r->rule) {
+		put_shown(" rule=\"", r->rule);
+		putchar('"');
+	}
+	put_shown(" policy=", r->policy ? r->policy : "-");
+	put_shown(" sha256=", r->policy_hash ? r->policy_hash : "-");
+	put_shown(" thread=", r->thread);
+	put_shown(" project=", r->project);
+	put_shown(" who=", r->who);
 	putchar('\n');
 	return 0;
 }
@@ -498,7 +544,8 @@ int zspc_grant_main(int argc, char **argv)
 	int first = audit ? optind : optind + 1;    /* operands after the options */
 	int noperands = argc - first;
 	const char *operand = noperands > 0 ? argv[first] : NULL;
-	unsigned add_opts = SEEN(OPT_TOOL) | SEEN(OPT_EXACT) | SEEN(OPT_PREFIX) | SEEN(OPT_PATH) |
+	unsigned add_opts = SEEN(OPT_TOOL) | SEEN(OPT_EXACT) | SEEN(OPT_EXACT_ESCAPED) |
+			    SEEN(OPT_PREFIX) | SEEN(OPT_PATH) |
 			    SEEN(OPT_HOST) | SEEN(OPT_ALLOW) | SEEN(OPT_DENY) | SEEN(OPT_ONCE) |
 			    SEEN(OPT_THREAD) | SEEN(OPT_PROJECT) | SEEN(OPT_GLOBAL) | SEEN(OPT_POLICY) |
 			    SEEN(OPT_EXPIRES);

@@ -4,12 +4,13 @@
 
 #include "ask.h"
 
+#include "../compiler/textesc.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,89 +63,13 @@ void zsp_tty_say(zsp_tty *t, const char *text)
 	put(t, text, strlen(text));
 }
 
-/* Length of the valid UTF-8 sequence at s (2..4) with its code point, or 0. */
-static size_t utf8_seq(const unsigned char *s, uint32_t *cp)
-{
-	size_t n;
-	uint32_t c, min;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		n = 2, c = s[0] & 0x1Fu, min = 0x80;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		n = 3, c = s[0] & 0x0Fu, min = 0x800;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		n = 4, c = s[0] & 0x07u, min = 0x10000;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3Fu);
-	}
-	if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	*cp = c;
-	return n;
-}
-
-/* Code points that change how the rest of a line is drawn: C1 controls, bidirectional marks,
- * overrides and isolates, line and paragraph separators. */
-static bool invisible(uint32_t c)
-{
-	return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
-	       (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
-}
-
-/* Whether text shows as written; else every byte that needs it gets an escape. */
-static bool plain(const char *text)
-{
-	for (const unsigned char *s = (const unsigned char *)text; *s;) {
-		uint32_t cp;
-		size_t n;
-		if (*s >= 0x20 && *s < 0x7F) {
-			s++;
-		} else if ((n = utf8_seq(s, &cp)) != 0 && !invisible(cp)) {
-			s += n;
-		} else {
-			return false;
-		}
-	}
-	return true;
-}
-
+/* Shown escaped (compiler/textesc.h) when it could redraw the line; an escape that cannot be
+ * made (out of memory) shows nothing of it rather than the raw text. */
 void zsp_tty_show(zsp_tty *t, const char *text)
 {
-	if (plain(text)) {
-		zsp_tty_say(t, text);
-		return;
-	}
-	/* Once anything is escaped, a backslash is too: `\n` must not be mistaken for a newline. */
-	char esc[16];
-	for (const unsigned char *s = (const unsigned char *)text; *s;) {
-		uint32_t cp;
-		size_t n;
-		if (*s == '\\') {
-			put(t, "\\\\", 2);
-			s++;
-		} else if (*s >= 0x20 && *s < 0x7F) {
-			put(t, (const char *)s, 1);
-			s++;
-		} else if (*s == '\n' || *s == '\t' || *s == '\r') {
-			put(t, *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : "\\r", 2);
-			s++;
-		} else if ((n = utf8_seq(s, &cp)) != 0) {
-			if (invisible(cp)) {
-				snprintf(esc, sizeof(esc), "\\u{%04x}", (unsigned)cp);
-				zsp_tty_say(t, esc);
-			} else {
-				put(t, (const char *)s, n);
-			}
-			s += n;
-		} else {
-			snprintf(esc, sizeof(esc), "\\x%02x", *s);
-			zsp_tty_say(t, esc);
-			s++;
-		}
-	}
+	char *shown = zsp_text_escape(text);
+	zsp_tty_say(t, shown ? shown : "(out of memory)");
+	free(shown);
 }
 
 static volatile sig_atomic_t caught;

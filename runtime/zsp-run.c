@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../compiler/compile.h"
+#include "../compiler/textesc.h"
 #include "ask.h"
 #include "decide.h"
 #include "doctor.h"
@@ -269,7 +270,11 @@ static int gate_no_terminal(struct gate *g)
 	const struct run_opts *o = g->o;
 	fprintf(stderr, "zsp-run: approval needed: %s%s%s%s, and there is no terminal to ask on\n",
 		g->out.reason, g->out.rule[0] ? " (" : "", g->out.rule, g->out.rule[0] ? ")" : "");
-	char *cmd = zsp_shell_quote(o->command);
+	/* what is printed must not redraw the screen (stderr is often a terminal): a command with
+	 * control or invisible characters is given escaped, and --exact-escaped reads it back */
+	bool plain = zsp_text_plain(o->command);
+	char *escaped = plain ? NULL : zsp_text_escape(o->command);
+	char *cmd = plain || escaped ? zsp_shell_quote(plain ? o->command : escaped) : NULL;
 	char *thread = o->thread ? zsp_shell_quote(o->thread) : NULL;
 	char *state = o->state_dir ? zsp_shell_quote(o->state_dir) : NULL;
 	char *policy = zsp_shell_quote(g->p->name);
@@ -277,12 +282,20 @@ static int gate_no_terminal(struct gate *g)
 	if (!cmd || !policy || (o->thread && !thread) || (o->state_dir && !state)) {
 		fprintf(stderr, "zsp-run: out of memory\n");
 		rc = ZSP_RUN_ESETUP;
+	} else if (!zsp_text_plain(thread ? thread : "") || !zsp_text_plain(state ? state : "") ||
+		   !zsp_text_plain(policy)) {
+		fprintf(stderr, "zsp-run: --thread, --state-dir or the policy's name holds control "
+				"characters: the command that allows this cannot be printed\n");
 	} else {
+		if (!plain)
+			fprintf(stderr, "zsp-run: the command holds control or invisible characters, shown "
+					"escaped (\\n, \\xHH, \\u{...})\n");
 		fprintf(stderr, "zsp-run: to allow this command once, run:\n"
-				"  zspc grant add --tool terminal --exact %s --allow --once%s%s --policy %s%s%s\n",
-			cmd, thread ? " --thread " : "", thread ? thread : "", policy, state ? " --state-dir " : "",
-			state ? state : "");
+				"  zspc grant add --tool terminal %s %s --allow --once%s%s --policy %s%s%s\n",
+			plain ? "--exact" : "--exact-escaped", cmd, thread ? " --thread " : "",
+			thread ? thread : "", policy, state ? " --state-dir " : "", state ? state : "");
 	}
+	free(escaped);
 	free(cmd);
 	free(policy);
 	free(thread);

@@ -183,6 +183,17 @@ q 0 "copy: the once grant was kept for a copy that is allowed" 'copy_path "src/a
 check "copy: the once grant answered" 'grep -qF "\"reason\":\"grant\"" "$tmp/out"'
 q 2 "copy: and is used up" 'copy_path "src/a.rs" "out/a.rs"'
 
+# --exact-escaped: what zsp-run prints for a command with control characters
+add --tool terminal --exact-escaped 'make \x1b[2Kx\u{202e}y\\z' --allow --global >/dev/null
+q 0 "--exact-escaped reads the escapes back" "$(printf 'terminal "make \033[2Kx\342\200\256y\\\\z"')"
+expect 0 "grant list with control characters" -- "$ZSPC" grant list $S
+want='exact-escaped '\''make \x1b[2Kx\u{202e}y\\z'\'''
+check "grant list shows them escaped" 'grep -qF "$want" "$tmp/out" && ! LC_ALL=C grep -q "$(printf "\033")" "$tmp/out"'
+expect 64 "--exact-escaped with an unknown escape" -- "$ZSPC" grant add --tool terminal --exact-escaped 'a\q' --allow --global $S
+check "names the escape" 'grep -q "unknown escape at byte 1" "$tmp/err"'
+expect 64 "--exact-escaped with a NUL" -- "$ZSPC" grant add --tool terminal --exact-escaped 'a\x00' --allow --global $S
+expect 64 "--exact and --exact-escaped" -- "$ZSPC" grant add --tool terminal --exact a --exact-escaped b --allow --global $S
+
 # ---- expiry ------------------------------------------------------------------------------------
 add --tool terminal --exact "make soon" --allow --global --expires 1s >/dev/null
 add --tool terminal --exact "make later" --allow --global --expires 1d >/dev/null

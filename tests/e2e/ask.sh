@@ -87,6 +87,26 @@ for who in $(identities); do
 	expect $APPROVAL "the once grant is used up" -c "touch 'once file'"
 	expect $APPROVAL "a once grant is for that exact command" -c "touch 'once file' "
 
+	# a command with control characters: the approval printed without them (stderr is often a
+	# terminal it could redraw), and read back exactly by --exact-escaped
+	ctl=$(printf 'touch c1 # \033[2K\rls\342\200\256')
+	expect $APPROVAL "ask with control characters" -c "$ctl"
+	if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$tmp/err" ||
+		grep -q "$(printf '\342\200\256')" "$tmp/err"; then
+		bad "control characters reached stderr: $(od -c "$tmp/err" | head -5)"
+	else
+		ok
+	fi
+	grant=$(sed -n 's/^  \(zspc grant add .*\)$/\1/p' "$tmp/err")
+	case $grant in
+	"zspc grant add --tool terminal --exact-escaped 'touch c1 # \x1b[2K\rls\u{202e}' --allow --once"*) ok ;;
+	*) bad "control characters: unexpected grant command: $grant" ;;
+	esac
+	eval "$grant" >/dev/null 2>"$tmp/zerr" && ok || bad "the escaped grant command failed: $(cat "$tmp/zerr")"
+	expect 0 "the escaped grant allows exactly that command" -c "$ctl"
+	[ -e "$ws/c1" ] && ok || bad "the command granted escaped did not run"
+	expect $APPROVAL "the escaped once grant is used up" -c "$ctl"
+
 	# the prompt on a terminal
 	prompt 'o\n' -c 'touch o1'
 	[ "$got" -eq 0 ] && [ -e "$ws/o1" ] && ok || bad "prompt o: exit $got, ran: $(ls "$ws")"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../../compiler/shell.h"
+#include "../../compiler/textesc.h"
 
 #define C ZSP_SH_CLEAN
 #define S ZSP_SH_SUBSTITUTION
@@ -628,6 +629,89 @@ static void test_garbage(void)
 	CU_ASSERT((double)(clock() - start) / CLOCKS_PER_SEC < 30.0);
 }
 
+/* ---- textesc: untrusted text shown to a person, and read back ---------------------------- */
+
+static void check_escape(const char *in, const char *want)
+{
+	char *e = zsp_text_escape(in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	if (strcmp(e, want) != 0)
+		fprintf(stderr, "\nescape: got `%s`, want `%s`\n", e, want);
+	CU_ASSERT_STRING_EQUAL(e, want);
+	CU_ASSERT(zsp_text_plain(e));
+	/* plain text is shown as it is (its backslashes are no escapes: zsp-run prints it with
+	 * --exact); escaped text reads back exactly (--exact-escaped) */
+	if (!zsp_text_plain(in)) {
+		char *back = NULL, err[160];
+		CU_ASSERT_EQUAL(zsp_text_unescape(e, &back, err, sizeof err), 0);
+		CU_ASSERT(back && strcmp(back, in) == 0);
+		free(back);
+	}
+	free(e);
+}
+
+static void test_textesc_table(void)
+{
+	check_escape("cargo build", "cargo build");
+	check_escape("echo h\xc3\xa9llo \xe4\xb8\x96", "echo h\xc3\xa9llo \xe4\xb8\x96");   /* printable UTF-8 */
+	check_escape("a\\b", "a\\b");                                        /* plain: unchanged */
+	check_escape("touch x\033[2K\rfine", "touch x\\x1b[2K\\rfine");
+	check_escape("a\\b\n", "a\\\\b\\n");                                 /* escaped: \ is too */
+	check_escape("x\ty\x7f", "x\\ty\\x7f");
+	check_escape("rm -rf \xe2\x80\xae/ gnp.txt", "rm -rf \\u{202e}/ gnp.txt");   /* RLO */
+	check_escape("\xc2\x9b" "31m", "\\u{009b}31m");                      /* C1 CSI */
+	check_escape("\xe2\x81\xa6x", "\\u{2066}x");                         /* LRI */
+	check_escape("\xe2\x80\xa8", "\\u{2028}");                           /* line separator */
+	check_escape("\xff\xfe", "\\xff\\xfe");                              /* not UTF-8 */
+	check_escape("\xc0\xaf", "\\xc0\\xaf");                              /* overlong '/' */
+	check_escape("\xed\xa0\x80", "\\xed\\xa0\\x80");                     /* a surrogate */
+	check_escape("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80");                /* an emoji is plain */
+
+	char *out = NULL, err[160];
+	CU_ASSERT_EQUAL(zsp_text_unescape("a\\u{1F600}b\\x41", &out, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(out, "a\xf0\x9f\x98\x80" "bA");
+	free(out);
+	const char *bad[] = { "a\\", "\\q", "\\x4", "\\xZZ", "\\x00", "\\u{}", "\\u{0}", "\\u{110000}",
+			      "\\u{d800}", "\\u{41", "\\u41", "\\u{1234567}" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		out = (char *)1;
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(zsp_text_unescape(bad[i], &out, err, sizeof err), -1);
+		CU_ASSERT_PTR_NULL(out);
+		CU_ASSERT(err[0] != '\0');
+	}
+}
+
+/* Random bytes: the escape is plain (nothing that redraws a line gets through) and reads back
+ * to exactly the input. */
+static void test_textesc_roundtrip(void)
+{
+	unsigned seed = 20261130;
+	char in[64];
+	const unsigned char pool[] = { 'a', ' ', '\\', '"', '\n', '\r', '\t', 0x1b, 0x7f, 0x80, 0x9b,
+				       0xc2, 0xc3, 0xa9, 0xe2, 0x80, 0xae, 0xa8, 0x81, 0xa6, 0xf0, 0x9f,
+				       0x98, 0xff, 'x', 'u', '{', '}' };
+	int failures = 0;
+	for (int round = 0; round < 20000; round++) {
+		size_t n = (size_t)(rand_r(&seed) % (sizeof in - 1));
+		for (size_t i = 0; i < n; i++)
+			in[i] = (char)(rand_r(&seed) % 2 ? pool[rand_r(&seed) % sizeof pool]
+						     : 1 + rand_r(&seed) % 255);
+		in[n] = '\0';
+		char *e = zsp_text_escape(in), *back = NULL, err[160];
+		if (!e || !zsp_text_plain(e)) {
+			failures++;
+		} else if (zsp_text_plain(in)) {
+			failures += strcmp(e, in) != 0;
+		} else if (zsp_text_unescape(e, &back, err, sizeof err) != 0 || strcmp(back, in) != 0) {
+			failures++;
+		}
+		free(back);
+		free(e);
+	}
+	CU_ASSERT_EQUAL(failures, 0);
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -640,7 +724,9 @@ int main(void)
 	    !CU_add_test(suite, "argv, depth, offsets", test_argv) ||
 	    !CU_add_test(suite, "limits", test_limits) ||
 	    !CU_add_test(suite, "every prefix", test_prefixes) ||
-	    !CU_add_test(suite, "garbage", test_garbage)) {
+	    !CU_add_test(suite, "garbage", test_garbage) ||
+	    !CU_add_test(suite, "textesc table", test_textesc_table) ||
+	    !CU_add_test(suite, "textesc round trip", test_textesc_roundtrip)) {
 		CU_cleanup_registry();
 		return CU_get_error();
 	}
