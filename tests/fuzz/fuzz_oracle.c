@@ -1,6 +1,7 @@
 /* fuzz_oracle.c: a libFuzzer target for what an agent controls: the request text and the
  * terminal command. Each input is parsed as a request and, as a command, decided against a
- * policy with rules on every tool, through the public session API. */
+ * policy with rules on every tool, through the public session API; and escaped as zsp-run
+ * shows it (compiler/textesc.h). */
 #include "config.h"
 
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../compiler/textesc.h"
 #include "fuzz.h"
 #include "zsp.h"
 
@@ -78,6 +80,24 @@ static char *quoted(const char *kind, const uint8_t *data, size_t size)
 	return out;
 }
 
+/* What zsp-run shows of a command: the escape is plain (nothing in it can redraw a terminal)
+ * and, when the text was not, reads back to exactly it; any text unescapes or is refused. */
+static void textesc(const char *text)
+{
+	char *e = zsp_text_escape(text), *back = NULL, err[160];
+	if (!e || !zsp_text_plain(e))
+		abort();
+	if (!zsp_text_plain(text) &&
+	    (zsp_text_unescape(e, &back, err, sizeof(err)) != 0 || strcmp(back, text) != 0))
+		abort();
+	free(back);
+	back = NULL;
+	if (zsp_text_unescape(text, &back, err, sizeof(err)) == 0 ? !back : back != NULL)
+		abort();
+	free(back);
+	free(e);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!session)
@@ -91,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(raw, data, size);
 	raw[size] = '\0';
 	ask(raw, 0);
+	textesc(raw);
 	free(raw);
 	/* the bytes as a terminal command, a path and a host */
 	static const char *const kinds[] = { "terminal", "edit_file", "read", "write", "connect", "fetch" };
