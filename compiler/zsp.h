@@ -1,4 +1,4 @@
-/* zsp.h: the public API of libzsp: compile .zsp policies and read the result.
+/* zsp.h: the public API of libzsp: compile .zsp policies, ask the oracle, keep the grants.
  * Everything returns a status from enum zsp_status; those values are also zspc's exit codes. */
 #ifndef ZSP_H
 #define ZSP_H
@@ -77,9 +77,83 @@ void zsp_session_free(zsp_session *s);
  * *answer is an enum zsp_answer and, when json is not NULL, *json (malloc'd) holds the
  * decision as one line of JSON, with the chain of checks when explain is non-zero.
  * ZSP_EUSAGE for a malformed request (then *json, if asked for, says why),
- * ZSP_EINTERNAL on out-of-memory. */
+ * ZSP_EINTERNAL on out-of-memory, ZSP_EIO when a decision to record (zsp_session_use_grants)
+ * could not be appended to the audit trail. */
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json);
+
+/* ---- grants and the audit trail (doc/store.md) --------------------------------------- */
+
+/* A grant is what a person answered when the oracle said `ask`. It only ever turns an `ask`
+ * into allow or deny: no grant lifts a built-in rule, a substitution or a policy deny. The
+ * values of both enums are stored in the grant database. */
+enum zsp_grant_scope {
+	ZSP_GRANT_ONCE = 0,      /* the next matching request only; consumed atomically */
+	ZSP_GRANT_THREAD = 1,    /* this agent thread (conversation) until it ends; never on disk */
+	ZSP_GRANT_PROJECT = 2,   /* always in one project directory */
+	ZSP_GRANT_GLOBAL = 3,    /* always, everywhere */
+};
+
+enum zsp_grant_match {
+	ZSP_MATCH_EXACT = 0,     /* the request's argument, byte for byte (`cargo build --release`) */
+	ZSP_MATCH_PREFIX = 1,    /* a regex searched in the argument, Zed style (`^cargo\s+build(\s|$)`),
+				  * PCRE2, case-sensitive */
+	ZSP_MATCH_PATH = 2,      /* an absolute directory: the argument (a path) is it or lies below it */
+	ZSP_MATCH_HOST = 3,      /* `example.com` or `*.example.com` (strict subdomains), against the
+				  * host of a URL or of a host:port argument */
+};
+
+struct zsp_grant_spec {
+	enum zsp_grant_scope scope;
+	const char *tool;        /* terminal, edit_file, fetch, read, connect, mcp:server:tool, ... */
+	enum zsp_grant_match match;
+	const char *pattern;     /* compared with the request's argument as the matcher says; path
+				  * requests give their path made absolute against the session's
+				  * workspace (`~` against its home) and lexically normalized */
+	int decision;            /* ZSP_ANSWER_ALLOW or ZSP_ANSWER_DENY */
+	const char *thread;      /* THREAD: required; ONCE: optional (then only in that thread) */
+	const char *project;     /* PROJECT: required, an existing absolute directory (realpath'd) */
+	const char *policy;      /* the policy it was given under (listed only); may be NULL */
+	long long expires;       /* unix seconds; 0: never */
+};
+
+typedef struct zsp_grants zsp_grants;
+
+/* On failure the zsp_grants_* calls below, when err is not NULL, set *err to one line saying
+ * why (malloc'd; the caller frees it); on success *err is NULL. */
+
+/* Opens the grant store: grants.db (once, project and global grants; the audit trail) in
+ * state_dir, an absolute directory created 0700 if missing, or NULL for $XDG_STATE_HOME/zsp,
+ * else ~/.local/state/zsp. Thread grants are kept in this process's memory only: they die
+ * with the handle (zsp_grants_close), and other processes never see them. ZSP_EUSAGE for a
+ * relative state_dir; ZSP_EIO when the store cannot be opened (a corrupt, foreign or
+ * group/other-writable database: the message names the file and what to do). */
+int zsp_grants_open(const char *state_dir, zsp_grants **out, char **err);
+void zsp_grants_close(zsp_grants *g);
+
+/* Adds a grant given by the process's user; *id (if not NULL) gets its id. ZSP_EUSAGE for a
+ * spec the store refuses (no tool, a THREAD grant without a thread, a relative or missing
+ * project, a regex that does not compile, ...), ZSP_EIO on a store error. */
+int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *id, char **err);
+
+/* Removes grant id: ZSP_OK, 1 when there is no such grant, ZSP_EIO on a store error. */
+int zsp_grants_revoke(zsp_grants *g, long long id, char **err);
+
+/* Removes every grant of thread (its THREAD grants and its ONCE grants); *removed (if not
+ * NULL) gets how many. ZSP_EUSAGE for a NULL or empty thread, ZSP_EIO on a store error. */
+int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char **err);
+
+/* From now on s consults g whenever the oracle says `ask`, as `zspc --query REQ --state-dir D
+ * --thread T --project P [--record] --format json` does: a grant that answers gives reason
+ * "grant" and the JSON gains "grant":N; a store that cannot be read leaves the oracle's answer
+ * (never an allow) and the JSON gains "store_error". thread and project (an existing absolute
+ * directory, realpath'd) may be NULL. With record non-zero every decision is appended to the
+ * audit trail; when that fails zsp_session_decide returns ZSP_EIO (with *answer and *json
+ * filled, the JSON with "audit_error"): do not act on such a decision. g must outlive s; g
+ * NULL detaches. ZSP_EUSAGE for a relative or missing project, ZSP_EINTERNAL on
+ * out-of-memory; on error s is left as it was. */
+int zsp_session_use_grants(zsp_session *s, zsp_grants *g, const char *thread, const char *project,
+			   int record);
 
 #ifdef __cplusplus
 }

@@ -122,6 +122,11 @@ const char *zsp_decider_user(void)
 	return pw ? pw->pw_name : NULL;
 }
 
+void zsp_decider_set_store(zsp_decider *d, zsp_store *store)
+{
+	d->store = store;
+}
+
 /* After the oracle's verdict v on req: the grants (only on an ask), then the audit trail. */
 static int settle(zsp_decider *d, const char *request, const zsp_ir_request *req,
 		  const zsp_verdict *v, const char *thread, const char *project, bool record,

@@ -28,6 +28,9 @@ zsp_decider *zsp_decider_new(const zsp_ir_policy *p, zsp_store *store, const cha
 			     const char *home);
 void zsp_decider_free(zsp_decider *d);
 
+/* The store consulted from now on (NULL: none). It must outlive d. */
+void zsp_decider_set_store(zsp_decider *d, zsp_store *store);
+
 /* Decides request (`terminal "cargo test"`). A store error never turns into an allow: the
  * oracle's answer stands (out->store_failed says so). With record, the decision is appended
  * to the audit trail (policy_hash: hex sha-256 of the policy's IR, may be NULL). Returns 0,

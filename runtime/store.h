@@ -8,23 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../compiler/zsp.h"
+
 typedef struct zsp_store zsp_store;
 
-typedef enum zsp_grant_scope {
-	ZSP_GRANT_ONCE,      /* the next matching request only; consumed atomically */
-	ZSP_GRANT_THREAD,    /* this agent thread (conversation) until it ends; never on disk */
-	ZSP_GRANT_PROJECT,   /* always in one project directory */
-	ZSP_GRANT_GLOBAL,    /* always, everywhere */
-} zsp_grant_scope;
-
-typedef enum zsp_grant_match {
-	ZSP_MATCH_EXACT,     /* the request's argument, byte for byte (`cargo build --release`) */
-	ZSP_MATCH_PREFIX,    /* a regex searched in the argument, Zed style (`^cargo\s+build(\s|$)`),
-			      * PCRE2 via compiler/regex.h, case-sensitive */
-	ZSP_MATCH_PATH,      /* an absolute directory: the argument (a path) is it or lies below it */
-	ZSP_MATCH_HOST,      /* `example.com` or `*.example.com` (strict subdomains), against the
-			      * host of a URL or of a host:port argument */
-} zsp_grant_match;
+/* The scopes and matchers are libzsp's public enum zsp_grant_scope and enum zsp_grant_match
+ * (zsp.h, where each is described); their values are stored in the databases. */
+typedef enum zsp_grant_scope zsp_grant_scope;
+typedef enum zsp_grant_match zsp_grant_match;
 
 typedef struct zsp_grant {
 	int64_t id;          /* set by the store */
@@ -63,8 +54,9 @@ void zsp_store_close(zsp_store *s);
 /* Every call below is one transaction; -1 on error with err filled. */
 
 /* Adds g (validated: a THREAD grant needs a thread, a PROJECT grant an absolute project, a
- * PREFIX pattern must compile, a HOST pattern is a host name or *.domain, decision allow/deny).
- * *id, if not NULL, gets the new grant's id. */
+ * PREFIX pattern must compile, a HOST pattern is a host name or *.domain, decision allow/deny;
+ * a grant refused by that validation gets a message that begins "invalid grant:", which libzsp
+ * reports as ZSP_EUSAGE). *id, if not NULL, gets the new grant's id. */
 int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size_t errlen);
 
 /* Removes grant id; 0 when it existed, 1 when there was no such grant, -1 on error. */
