@@ -127,7 +127,8 @@ typedef struct zsp_grants zsp_grants;
  * else ~/.local/state/zsp. Thread grants are kept in this process's memory only: they die
  * with the handle (zsp_grants_close), and other processes never see them. ZSP_EUSAGE for a
  * relative state_dir; ZSP_EIO when the store cannot be opened (a corrupt, foreign or
- * group/other-writable database: the message names the file and what to do). */
+ * group/other-writable database: the message names the file and what to do). Like a session,
+ * a handle is not thread-safe: use it (and the sessions given it) from one thread at a time. */
 int zsp_grants_open(const char *state_dir, zsp_grants **out, char **err);
 void zsp_grants_close(zsp_grants *g);
 
