@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ enum host_kind { H_MISSING, H_DIR, H_OTHER, H_IMPOSSIBLE /* a parent is not a di
 
 typedef struct ent {
 	const char *path;           /* canonical */
+	size_t len;                 /* strlen(path) */
 	int access;                 /* zsp_access */
 	bool protect;
 	bool pin;                   /* an ancestor of a protected name: mounted on itself so it
@@ -33,11 +35,30 @@ typedef struct ent {
 	const zsp_ir_fs_rule *rule;
 } ent;
 
+/* What lstat and readlink said about one path during this build. Every rule path is resolved
+ * from the root, and pin_ancestors() resolves each ancestor of a protected name again: the same
+ * few directories were lstat'ed dozens of times per launch. Now the first answer for a path
+ * stands for the rest of the build. That hides no change the build could have acted on: the file
+ * system may change between any two lookups, and between the build and bwrap's mounts, whether
+ * or not a lookup is repeated (what guards a protected name against that is pinning and the
+ * placeholder locks, not a second lstat); and every rule now sees one view of the file system
+ * instead of several taken microseconds apart. */
+typedef struct probe {
+	const char *path;           /* NULL: a free slot */
+	int err;                    /* lstat's errno; 0: it exists */
+	mode_t mode;
+	const char *target;         /* a symlink's target once read */
+	int link_err;               /* readlink's errno when it failed */
+	enum { LISTED_NOT, LISTED_EMPTY, LISTED_FULL } listed; /* a directory a glob walk read */
+} probe;
+
 typedef struct plan {
 	const zsp_ir_policy *p;
 	const zsp_linux_opts *o;
 	zsp_arena *a;
 	zsp_diag *d;
+	probe *probes;              /* open addressing, a power of two of slots */
+	size_t nprobes, probecap;
 	ent *ents;
 	size_t n, cap;
 	char **argv;
@@ -94,6 +115,81 @@ static void push_str(plan *pl, char ***arr, size_t *n, size_t *cap, const char *
 	(*arr)[(*n)++] = dup;
 }
 
+static uint64_t path_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return h;
+}
+
+/* The slot of path in the memo, or the free slot where it goes. */
+static probe *probe_slot(const plan *pl, const char *path)
+{
+	size_t j = (size_t)path_hash(path) & (pl->probecap - 1);
+	for (; pl->probes[j].path; j = (j + 1) & (pl->probecap - 1))
+		if (strcmp(pl->probes[j].path, path) == 0)
+			break;
+	return &pl->probes[j];
+}
+
+/* What this build already knows about path, or NULL. */
+static probe *probe_known(const plan *pl, const char *path)
+{
+	probe *pr = pl->probecap ? probe_slot(pl, path) : NULL;
+	return pr && pr->path ? pr : NULL;
+}
+
+/* The memo's slot for path, after an lstat if this build has not looked at it yet. NULL when out
+ * of memory. */
+static probe *probe_path(plan *pl, const char *path)
+{
+	if (2 * (pl->nprobes + 1) > pl->probecap) {
+		size_t ncap = pl->probecap ? 2 * pl->probecap : 256;
+		probe *np = zsp_arena_calloc(pl->a, ncap, sizeof(probe));
+		if (!np)
+			return NULL;
+		for (size_t i = 0; i < pl->probecap; i++) {
+			if (!pl->probes[i].path)
+				continue;
+			size_t j = (size_t)path_hash(pl->probes[i].path) & (ncap - 1);
+			while (np[j].path)
+				j = (j + 1) & (ncap - 1);
+			np[j] = pl->probes[i];
+		}
+		pl->probes = np;
+		pl->probecap = ncap;
+	}
+	probe *pr = probe_slot(pl, path);
+	if (pr->path)
+		return pr;
+	struct stat st;
+	pr->path = zsp_arena_strdup(pl->a, path);
+	if (!pr->path)
+		return NULL;
+	pl->nprobes++;
+	pr->err = lstat(path, &st) == 0 ? 0 : errno;
+	pr->mode = pr->err ? 0 : st.st_mode;
+	return pr;
+}
+
+/* A symlink's target, read once per build. NULL with errno set when it cannot be read. */
+static const char *probe_link(plan *pl, probe *pr)
+{
+	if (!pr->target && !pr->link_err) {
+		char target[PATH_MAX];
+		ssize_t tl = readlink(pr->path, target, sizeof(target) - 1);
+		if (tl >= 0) {
+			target[tl] = 0;
+			pr->target = zsp_arena_strdup(pl->a, target);
+		}
+		if (!pr->target)
+			pr->link_err = tl < 0 ? errno : ENOMEM;
+	}
+	errno = pr->link_err;
+	return pr->target;
+}
+
 /* Resolves every symlink of an absolute path, component by component; the part that does not
  * exist is appended as written. *kind tells what is at the end. NULL on a loop or a path too long. */
 static bool policy_writable(const zsp_ir_policy *p, const char *dir);
@@ -141,24 +237,30 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 			*kind = H_IMPOSSIBLE;
 			continue;
 		}
-		struct stat st;
-		if (lstat(cur, &st) != 0) {
-			*kind = errno == ENOTDIR ? H_IMPOSSIBLE : H_MISSING;
+		probe *pr = probe_path(pl, cur);
+		if (!pr) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (pr->err) {
+			*kind = pr->err == ENOTDIR ? H_IMPOSSIBLE : H_MISSING;
 			if (*kind == H_MISSING)
 				*missing_from = zsp_arena_strdup(pl->a, cur);
 			continue;
 		}
-		if (S_ISLNK(st.st_mode)) {
-			char target[PATH_MAX];
+		if (S_ISLNK(pr->mode)) {
 			/* a link in a directory the policy lets a sandbox write may have been planted */
 			cur[cl] = 0;
 			if (untrusted && policy_writable(pl->p, cur[0] ? cur : "/"))
 				*untrusted = true;
 			cur[cl] = '/';
-			ssize_t tl = readlink(cur, target, sizeof(target) - 1);
-			if (tl < 0 || ++links > MAX_LINKS)
+			const char *target = probe_link(pl, pr);
+			if (!target)
 				return NULL;
-			target[tl] = 0;
+			if (++links > MAX_LINKS) {
+				errno = ELOOP;
+				return NULL;
+			}
 			char joined[PATH_MAX];
 			if (snprintf(joined, sizeof(joined), "%s%s", target, p) >= (int)sizeof(joined))
 				return NULL;
@@ -170,7 +272,7 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 			*kind = H_DIR;
 			continue;
 		}
-		*kind = S_ISDIR(st.st_mode) ? H_DIR : H_OTHER;
+		*kind = S_ISDIR(pr->mode) ? H_DIR : H_OTHER;
 	}
 	return zsp_arena_strdup(pl->a, cur[0] ? cur : "/");
 }
@@ -194,7 +296,7 @@ static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *mi
 			pl->ents[i].pin |= pin;
 			return;
 		}
-	pl->ents[pl->n++] = (ent){ c, access, protect, pin, untrusted, kind, missing_from, r };
+	pl->ents[pl->n++] = (ent){ c, strlen(c), access, protect, pin, untrusted, kind, missing_from, r };
 }
 
 static void add_ent(plan *pl, const char *path, int access, bool protect, bool untrusted,
@@ -229,6 +331,16 @@ static bool policy_writable(const zsp_ir_policy *p, const char *dir)
 	return best && best->access == ZSP_ACCESS_WRITE;
 }
 
+/* zsp_path_is_prefix(e->path, path), path being len bytes long: the loops over every entry
+ * below run it for each path they look at, and most entries fail on the length alone. */
+static bool ent_covers(const ent *e, const char *path, size_t len)
+{
+	if (e->len == 1 && e->path[0] == '/')
+		return path[0] == '/';
+	return e->len && e->len <= len && (path[e->len] == 0 || path[e->len] == '/') &&
+	       memcmp(e->path, path, e->len) == 0;
+}
+
 /* An entry reached through something the sandbox could have planted keeps a deny, and a read
  * that narrows a writable place; anything that would widen access (a read of a hidden path, a
  * write) is dropped: a symlink written in one run must not open a hole in the next. */
@@ -243,9 +355,8 @@ static void drop_widening(plan *pl)
 			size_t best = 0;
 			for (size_t j = 0; j < pl->n; j++) {
 				const ent *t = &pl->ents[j];
-				size_t l = strlen(t->path);
-				if (!t->untrusted && l >= best && zsp_path_is_prefix(t->path, e->path)) {
-					best = l;
+				if (!t->untrusted && t->len >= best && ent_covers(t, e->path, e->len)) {
+					best = t->len;
 					target = t->access;
 				}
 			}
@@ -260,12 +371,11 @@ static void drop_widening(plan *pl)
 /* The access of the deepest entry at or above path (0: none). */
 static int access_at(const plan *pl, const char *path)
 {
-	size_t best = 0;
+	size_t best = 0, len = strlen(path);
 	int acc = 0;
 	for (size_t i = 0; i < pl->n; i++) {
-		size_t l = strlen(pl->ents[i].path);
-		if (l >= best && zsp_path_is_prefix(pl->ents[i].path, path)) {
-			best = l;
+		if (pl->ents[i].len >= best && ent_covers(&pl->ents[i], path, len)) {
+			best = pl->ents[i].len;
 			acc = pl->ents[i].access;
 		}
 	}
@@ -311,8 +421,12 @@ static void follow_gitdir(plan *pl, const zsp_ir_fs_rule *r)
 	char dotgit[PATH_MAX], line[PATH_MAX];
 	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", r->root) >= (int)sizeof(dotgit))
 		return;
-	struct stat st;
-	if (lstat(dotgit, &st) != 0 || !S_ISREG(st.st_mode))
+	const probe *pr = probe_path(pl, dotgit);
+	if (!pr) {
+		pl->failed = true;
+		return;
+	}
+	if (pr->err || !S_ISREG(pr->mode))
 		return;
 	FILE *f = fopen(dotgit, "re");
 	bool ok = f && fgets(line, sizeof(line), f) && strncmp(line, "gitdir:", 7) == 0;
@@ -406,10 +520,18 @@ static void walk_dir(struct walk *w, char *buf, size_t len, int depth)
 	DIR *dir = opendir(buf[0] ? buf : "/");
 	if (!dir)
 		return;
+	/* a protected directory read here need not be read again to see whether it is empty */
+	probe *pr = probe_known(w->pl, buf[0] ? buf : "/");
+	if (pr && (pr->err || !S_ISDIR(pr->mode)))
+		pr = NULL;
+	if (pr)
+		pr->listed = LISTED_EMPTY;
 	struct dirent *de;
 	while ((de = readdir(dir))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
+		if (pr)
+			pr->listed = LISTED_FULL;
 		if (++w->seen > w->max) {
 			w->over = true;
 			break;
@@ -484,14 +606,14 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
 static int parent_access(const plan *pl, size_t i)
 {
 	for (size_t j = i; j-- > 0;)
-		if (zsp_path_is_prefix(pl->ents[j].path, pl->ents[i].path))
+		if (ent_covers(&pl->ents[j], pl->ents[i].path, pl->ents[i].len))
 			return pl->ents[j].access;
 	return 0;
 }
 
 static bool has_descendant(const plan *pl, size_t i)
 {
-	return i + 1 < pl->n && zsp_path_is_prefix(pl->ents[i].path, pl->ents[i + 1].path);
+	return i + 1 < pl->n && ent_covers(&pl->ents[i], pl->ents[i + 1].path, pl->ents[i + 1].len);
 }
 
 static bool under(const char *path, const char *dir)
@@ -563,6 +685,23 @@ static bool creatable(const plan *pl, size_t i)
 	return true;
 }
 
+/* An unreadable directory counts as empty (a lock on it is harmless). */
+static bool dir_empty(const plan *pl, const char *path)
+{
+	const probe *pr = probe_known(pl, path);
+	if (pr && pr->listed != LISTED_NOT)
+		return pr->listed == LISTED_EMPTY;
+	DIR *dir = opendir(path);
+	bool empty = true;
+	struct dirent *de;
+	while (dir && (de = readdir(dir)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			empty = false;
+	if (dir)
+		closedir(dir);
+	return empty;
+}
+
 static void emit_ent(plan *pl, size_t i)
 {
 	const ent *e = &pl->ents[i];
@@ -583,18 +722,8 @@ static void emit_ent(plan *pl, size_t i)
 		}
 		if (pa == ZSP_ACCESS_READ)
 			return;
-		if (e->protect && e->kind == H_DIR) {
-			DIR *dir = opendir(e->path);
-			bool empty = true;
-			struct dirent *de;
-			while (dir && (de = readdir(dir)))
-				if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-					empty = false;
-			if (dir)
-				closedir(dir);
-			if (empty)
-				push_str(pl, &pl->locks, &pl->nlocks, &pl->lockcap, e->path);
-		}
+		if (e->protect && e->kind == H_DIR && dir_empty(pl, e->path))
+			push_str(pl, &pl->locks, &pl->nlocks, &pl->lockcap, e->path);
 		args(pl, "--ro-bind", e->path, e->path);
 		return;
 	case ZSP_ACCESS_WRITE:
