@@ -191,72 +191,142 @@ static void forward(int sig)
 		kill((pid_t)child_pid, sig);
 }
 
-static void child_exec(const zsp_launch *l, int fds[4], char *const *cmd, int report, const char *cgroup)
+static const int forwarded[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+/* bwrap is started with vfork: the child runs in zsp-run's memory, on its stack, until its
+ * execve, while zsp-run waits. No page tables are copied and the code it runs is mapped already,
+ * where a fork cost ~35 page faults in the child and copy-on-write faults in the parent: most of
+ * what starting bwrap cost on top of bwrap itself. On Linux the descriptor table, the resource
+ * limits, the signal dispositions and the cgroup stay the child's own, so it sets them up as a
+ * forked child would. What it must not do is change memory zsp-run uses: it allocates nothing,
+ * calls only system call wrappers and never returns; it reports a failure in *c, which zsp-run
+ * reads once the child has exec'd or exited. (vfork rather than clone with a stack of our own:
+ * AddressSanitizer knows vfork, and takes an unknown stack for a corrupt one.) */
+typedef struct spawn {
+	const zsp_launch *l;
+	const int *fds;             /* seccomp, empty, args, status -> 3, 4, 5, 6 */
+	char *const *argv;          /* bwrap's */
+	const char *procs;          /* the cgroup.procs to enter, or NULL */
+	const struct sigaction *old; /* the dispositions of forwarded[] before zsp-run's handler */
+	const sigset_t *mask;       /* the signal mask to run bwrap with */
+	/* written by the child: volatile, as the compiler does not see it happen */
+	volatile bool failed;       /* it could not exec bwrap */
+	const char *volatile what;  /* what it was doing */
+	volatile int err;           /* and errno */
+} spawn;
+
+static _Noreturn void child_main(spawn *c)
 {
-	/* fds: seccomp, empty, args, status -> 3, 4, 5, 6; the report pipe stays above them */
-	int targets[4] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS };
+	/* signals are blocked: no handler of zsp-run's may run on its memory in the child, so
+	 * every caught signal gets its default action (execve would give it) before the unblock */
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0)
+			continue;
+		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
+			sa.sa_handler = SIG_DFL;
+			sa.sa_flags = 0;
+			sigaction(sig, &sa, NULL);
+		}
+	}
+	/* ... and a signal zsp-run was started ignoring stays ignored */
+	for (int i = 0; i < 4; i++)
+		if (c->old[i].sa_handler == SIG_IGN)
+			sigaction(forwarded[i], &c->old[i], NULL);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigaction(SIGPIPE, &dfl, NULL);
+	sigprocmask(SIG_SETMASK, c->mask, NULL);
+
+	const int targets[4] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS };
 	int moved[4];
-	int rfd = fcntl(report, F_DUPFD_CLOEXEC, 64);
+	c->what = "cannot set up descriptors";
+	/* above every target first: a source may sit on another's target */
 	for (int i = 0; i < 4; i++)
-		moved[i] = fcntl(fds[i], F_DUPFD, 32);
-	const char *what = "cannot set up descriptors";
-	for (int i = 0; i < 4; i++)
-		if (moved[i] < 0 || dup2(moved[i], targets[i]) < 0)
+		if ((moved[i] = fcntl(c->fds[i], F_DUPFD, FD_FIRST_FREE)) < 0)
 			goto fail;
-	if (rfd < 0)
-		_exit(ZSP_RUN_ESETUP);
+	for (int i = 0; i < 4; i++)
+		if (dup2(moved[i], targets[i]) < 0)
+			goto fail;
 	/* everything else closes: an inherited socket (an ssh-agent connection, a D-Bus) must not
 	 * reach the sandbox */
-	if (syscall(SYS_close_range, FD_FIRST_FREE, rfd - 1, 0) != 0 ||
-	    syscall(SYS_close_range, rfd + 1, ~0U, 0) != 0) {
+	if (syscall(SYS_close_range, FD_FIRST_FREE, ~0U, 0) != 0)
 		for (int fd = FD_FIRST_FREE; fd < 1024; fd++)
-			if (fd != rfd)
-				close(fd);
-	}
-	what = "cannot apply the policy's resource limits";
-	if (apply_limits(l->p) != 0)
+			close(fd);
+	c->what = "cannot apply the policy's resource limits";
+	if (apply_limits(c->l->p) != 0)
 		goto fail;
-	if (cgroup[0]) {
-		char procs[600];
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
-		int cfd = open(procs, O_WRONLY | O_CLOEXEC);
-		what = "cannot enter the pids cgroup for `limit nproc`";
+	if (c->procs) {
+		c->what = "cannot enter the pids cgroup for `limit nproc`";
+		int cfd = open(c->procs, O_WRONLY | O_CLOEXEC);
 		if (cfd < 0 || write(cfd, "0\n", 2) != 2)
 			goto fail;
 		close(cfd);
 	}
-	signal(SIGPIPE, SIG_DFL);
-	size_t n = 0;
-	while (cmd[n])
-		n++;
-	const char **argv = calloc(n + 7, sizeof(char *)); /* 6 options, the command, NULL */
-	if (!argv)
-		goto fail;
-	char fa[16], fs[16];
-	snprintf(fa, sizeof(fa), "%d", FD_ARGS);
-	snprintf(fs, sizeof(fs), "%d", FD_STATUS);
-	size_t k = 0;
-	argv[k++] = "bwrap";
-	argv[k++] = "--args";
-	argv[k++] = fa;
-	argv[k++] = "--json-status-fd";
-	argv[k++] = fs;
-	argv[k++] = "--";
-	for (size_t i = 0; i < n; i++)
-		argv[k++] = cmd[i];
-	argv[k] = NULL;
 	/* bwrap runs with an empty environment: no LD_PRELOAD, LD_LIBRARY_PATH or the like reaches
 	 * it; the command's environment is the --setenv list of the plan */
 	char *const empty_env[] = { NULL };
-	execve(l->bwrap, (char *const *)argv, empty_env);
-	what = "cannot execute bwrap";
-fail:;
-	int e = errno;
-	char msg[256];
-	int len = snprintf(msg, sizeof(msg), "%s: %s", what, strerror(e));
-	if (rfd >= 0 && len > 0)
-		(void)!write(rfd, msg, (size_t)len);
+	c->what = "cannot execute bwrap";
+	execve(c->l->bwrap, c->argv, empty_env);
+fail:
+	c->err = errno;
+	c->failed = true;
 	_exit(ZSP_RUN_ESETUP);
+}
+
+/* bwrap --args 5 --json-status-fd 6 -- CMD...: NULL-terminated, malloc'd. */
+static char **bwrap_argv(char *const *cmd)
+{
+	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 };
+	static char *const head[] = { "bwrap", "--args", fa, "--json-status-fd", fs, "--" };
+	size_t nh = sizeof(head) / sizeof(head[0]), n = 0;
+	while (cmd[n])
+		n++;
+	char **argv = calloc(nh + n + 1, sizeof(char *));
+	if (!argv)
+		return NULL;
+	memcpy(argv, head, sizeof(head));
+	memcpy(argv + nh, cmd, n * sizeof(char *));
+	return argv;
+}
+
+/* Starts bwrap: its pid, or -1 with *why set when it could not be started (a child that failed
+ * before its execve is reaped here). */
+static pid_t start_bwrap(const zsp_launch *l, const int fds[4], char *const *cmd, const char *cgroup,
+			 const struct sigaction old[4], const char **why)
+{
+	static char msg[512];
+	char procs[600];
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+	sigset_t all, mask;
+	sigfillset(&all);
+	spawn c = { .l = l, .fds = fds, .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
+	char **argv = bwrap_argv(cmd);
+	if (!argv) {
+		*why = "cannot start bwrap: out of memory";
+		return -1;
+	}
+	c.argv = argv;
+	sigprocmask(SIG_BLOCK, &all, &mask);
+	pid_t pid = vfork();
+	if (pid == 0)
+		child_main(&c);
+	int e = errno;
+	/* the child has exec'd or exited; a signal that came meanwhile is forwarded once unblocked */
+	if (pid > 0 && !c.failed)
+		child_pid = pid;
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	free(argv);
+	if (pid < 0 || c.failed) {
+		snprintf(msg, sizeof(msg), "%s: %s", pid < 0 ? "cannot start bwrap" : c.what,
+			 strerror(pid < 0 ? e : c.err));
+		*why = msg;
+	}
+	if (pid > 0 && c.failed) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	return pid;
 }
 
 /* Placeholders: created before bwrap (mount points must exist), held with a shared lock while
@@ -343,13 +413,12 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	*why = NULL;
 	held h = { 0 };
 	char cgroup[512] = "";
-	int fds[4] = { -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, report[2] = { -1, -1 };
+	int fds[4] = { -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 };
 	int rc = ZSP_RUN_ESETUP;
 	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
 	fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fds[2] = args_fd(l);
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || pipe2(status_pipe, O_CLOEXEC) != 0 ||
-	    pipe2(report, O_CLOEXEC) != 0) {
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || pipe2(status_pipe, O_CLOEXEC) != 0) {
 		snprintf(msg, sizeof(msg), "cannot prepare bwrap's inputs: %s", strerror(errno));
 		*why = msg;
 		goto out;
@@ -362,24 +431,10 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 
 	struct sigaction sa = { .sa_handler = forward }, old[4];
 	sigemptyset(&sa.sa_mask);
-	const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	for (int i = 0; i < 4; i++)
-		sigaction(sigs[i], &sa, &old[i]);
-	pid_t pid = fork();
-	if (pid == 0) {
-		for (int i = 0; i < 4; i++)
-			sigaction(sigs[i], &old[i], NULL);
-		close(report[0]);
-		close(status_pipe[0]);
-		child_exec(l, fds, argv, report[1], cgroup);
-	}
-	if (pid < 0) {
-		snprintf(msg, sizeof(msg), "cannot start bwrap: %s", strerror(errno));
-		*why = msg;
-	} else {
-		child_pid = pid;
-		close(report[1]);
-		report[1] = -1;
+		sigaction(forwarded[i], &sa, &old[i]);
+	pid_t pid = start_bwrap(l, fds, argv, cgroup, old, why);
+	if (pid > 0) {
 		close(status_pipe[1]);
 		status_pipe[1] = fds[3] = -1;
 		int st;
@@ -387,14 +442,8 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 			;
 		child_pid = 0;
-		char rep[256];
-		ssize_t rl = read(report[0], rep, sizeof(rep) - 1);
 		bool started = status_says_started(status_pipe[0]);
-		if (rl > 0) {
-			rep[rl] = 0;
-			snprintf(msg, sizeof(msg), "%s", rep);
-			*why = msg;
-		} else if (w < 0) {
+		if (w < 0) {
 			snprintf(msg, sizeof(msg), "lost bwrap: %s", strerror(errno));
 			*why = msg;
 		} else if (!started) {
@@ -406,18 +455,16 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		}
 	}
 	for (int i = 0; i < 4; i++)
-		sigaction(sigs[i], &old[i], NULL);
+		sigaction(forwarded[i], &old[i], NULL);
 out:
 	remove_cgroup(cgroup);
 	remove_placeholders(l, &h);
 	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	for (int i = 0; i < 2; i++) {
-		if (status_pipe[i] >= 0 && (i == 0 || fds[3] < 0))
-			close(status_pipe[i]);
-		if (report[i] >= 0)
-			close(report[i]);
-	}
+	if (status_pipe[0] >= 0)
+		close(status_pipe[0]);
+	if (status_pipe[1] >= 0 && fds[3] < 0)
+		close(status_pipe[1]);
 	return rc;
 }
