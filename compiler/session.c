@@ -174,13 +174,6 @@ void zsp_grants_close(zsp_grants *g)
 	free(g);
 }
 
-/* A refusal of the store's validation is the caller's mistake; anything else is the store's. */
-static int store_fail(char **err, const char *msg)
-{
-	static const char invalid[] = "invalid grant:";
-	bool usage = strncmp(msg, invalid, sizeof(invalid) - 1) == 0;
-	return fail(err, usage ? ZSP_EUSAGE : ZSP_EIO, "grant store: %s", msg);
-}
 
 int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *id, char **err)
 {
@@ -208,9 +201,12 @@ int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *
 				    "existing absolute directory (got '%s')", spec->project);
 		gr.project = canon;
 	}
+	/* a grant the store refuses to take is the caller's mistake; any other failure the store's */
+	if (zsp_store_validate(&gr, msg, sizeof(msg)) != 0)
+		return fail(err, ZSP_EUSAGE, "grant store: %s", msg);
 	int64_t gid;
 	if (zsp_store_add(g->store, &gr, &gid, msg, sizeof(msg)) != 0)
-		return store_fail(err, msg);
+		return fail(err, ZSP_EIO, "grant store: %s", msg);
 	if (id)
 		*id = (long long)gid;
 	return ZSP_OK;
@@ -223,7 +219,7 @@ int zsp_grants_revoke(zsp_grants *g, long long id, char **err)
 		*err = NULL;
 	int r = zsp_store_revoke(g->store, (int64_t)id, msg, sizeof(msg));
 	if (r < 0)
-		return store_fail(err, msg);
+		return fail(err, ZSP_EIO, "grant store: %s", msg);
 	return r == 1 ? fail(err, 1, "grant store: no grant %lld", id) : ZSP_OK;
 }
 
@@ -236,7 +232,7 @@ int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char 
 	if (!thread || !*thread)
 		return fail(err, ZSP_EUSAGE, "grant store: ending a thread needs its ID");
 	if (zsp_store_end_thread(g->store, thread, &n, msg, sizeof(msg)) != 0)
-		return store_fail(err, msg);
+		return fail(err, ZSP_EIO, "grant store: %s", msg);
 	if (removed)
 		*removed = n;
 	return ZSP_OK;

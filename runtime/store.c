@@ -747,6 +747,14 @@ static int validate(const zsp_grant *g, char *pat, size_t patlen, char *err, siz
 	return 0;
 }
 
+int zsp_store_validate(const zsp_grant *g, char *err, size_t errlen)
+{
+	char pat[MAX_FIELD + 2];
+	if (!g)
+		return fail(err, errlen, "invalid grant: none given");
+	return validate(g, pat, sizeof pat, err, errlen);
+}
+
 static int threads_refused(zsp_store *s, char *err, size_t errlen)
 {
 	return fail(err, errlen, "%s", s->threads_missing ? s->threads_missing :

@@ -53,10 +53,12 @@ void zsp_store_close(zsp_store *s);
 
 /* Every call below is one transaction; -1 on error with err filled. */
 
-/* Adds g (validated: a THREAD grant needs a thread, a PROJECT grant an absolute project, a
- * PREFIX pattern must compile, a HOST pattern is a host name or *.domain, decision allow/deny;
- * a grant refused by that validation gets a message that begins "invalid grant:", which libzsp
- * reports as ZSP_EUSAGE). *id, if not NULL, gets the new grant's id. */
+/* Whether g may be added: a THREAD grant needs a thread, a PROJECT grant an absolute canonical
+ * project, a PREFIX pattern must compile, a HOST pattern is a host name or *.domain, decision
+ * allow/deny. 0, or -1 with "invalid grant: ..." in err. Needs no store. */
+int zsp_store_validate(const zsp_grant *g, char *err, size_t errlen);
+
+/* Adds g (validated as zsp_store_validate does). *id, if not NULL, gets the new grant's id. */
 int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size_t errlen);
 
 /* Removes grant id; 0 when it existed, 1 when there was no such grant, -1 on error. */

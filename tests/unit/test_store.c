@@ -100,6 +100,9 @@ static void test_validation(void)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		err[0] = '\0';
+		CU_ASSERT_EQUAL(zsp_store_validate(&bad[i].g, err, sizeof err), -1);
+		CU_ASSERT(strncmp(err, "invalid grant: ", 15) == 0 && strstr(err, bad[i].want));
+		err[0] = '\0';
 		CU_ASSERT_EQUAL(zsp_store_add(s, &bad[i].g, NULL, err, sizeof err), -1);
 		if (!strstr(err, bad[i].want)) {
 			fprintf(stderr, "case %zu: '%s' lacks '%s'\n", i, err, bad[i].want);
@@ -107,6 +110,10 @@ static void test_validation(void)
 		}
 	}
 	CU_ASSERT_EQUAL(zsp_store_add(s, NULL, NULL, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_validate(NULL, err, sizeof err), -1);
+	zsp_grant ok = { .scope = ZSP_GRANT_PROJECT, .project = "/a/b", .tool = "t",
+			 .match = ZSP_MATCH_HOST, .pattern = "*.example.com" };
+	CU_ASSERT_EQUAL(zsp_store_validate(&ok, err, sizeof err), 0);
 	zsp_store_close(s);
 }
 
