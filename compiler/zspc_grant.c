@@ -7,7 +7,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "../backends/linux.h"
+#include "../runtime/decide.h"
 #include "../runtime/store.h"
 #include "oracle.h"
 #include "textesc.h"
@@ -333,9 +333,7 @@ static int grant_add(struct grant_cli *c)
 		if (g->expires <= now)
 			return grant_usage_error("--expires %s: that time has passed", c->expires);
 	}
-	const char *user = getenv("USER");
-	struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
-	g->who = user && *user ? user : pw ? pw->pw_name : NULL;
+	g->who = zsp_decider_user();
 
 	char *unescaped = NULL;
 	if (c->escaped) {

@@ -115,11 +115,14 @@ static int consult_grants(zsp_decider *d, const zsp_ir_request *req, const char 
 
 const char *zsp_decider_user(void)
 {
-	const char *user = getenv("USER");
-	if (user && *user)
-		return user;
+	/* the account of the real uid, not $USER: the environment is the agent's to set */
+	static char name[64];
 	struct passwd *pw = getpwuid(getuid());
-	return pw ? pw->pw_name : NULL;
+	if (pw && pw->pw_name && strlen(pw->pw_name) < sizeof(name))
+		snprintf(name, sizeof(name), "%s", pw->pw_name);
+	else
+		snprintf(name, sizeof(name), "%u", (unsigned)getuid());
+	return name;
 }
 
 void zsp_decider_set_store(zsp_decider *d, zsp_store *store)

@@ -56,8 +56,8 @@ int zsp_decider_verdict(zsp_decider *d, const char *request, bool explain, const
 			const char *project, bool record, const char *policy_hash, zsp_ir_request *req,
 			zsp_verdict *v, zsp_verdict_extra *x, char *err, size_t errlen);
 
-/* The user the process runs as ($USER, else the password database), for grants and the
- * audit trail; NULL if unknown. */
+/* The account of the real uid (the password database, else the uid in decimal; never $USER,
+ * which the agent sets), for grants and the audit trail. Static storage. */
 const char *zsp_decider_user(void);
 
 /* The policy's fingerprint for the audit trail: the hex SHA-256 of the IR JSON of a set holding

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,17 +195,6 @@ static char *terminal_request(const char *command)
 	return req;
 }
 
-static const char *user_name(void)
-{
-	static char name[64];
-	struct passwd *pw = getpwuid(getuid());
-	if (pw && pw->pw_name && strlen(pw->pw_name) < sizeof(name))
-		snprintf(name, sizeof(name), "%s", pw->pw_name);
-	else
-		snprintf(name, sizeof(name), "%u", (unsigned)getuid());
-	return name;
-}
-
 /* Everything one -c decision needs, and what it found. */
 struct gate {
 	const struct run_opts *o;
@@ -251,7 +239,7 @@ static void gate_audit(struct gate *g, int answer, const char *rule)
 	char err[512];
 	zsp_audit_record r = { .request = g->request, .decision = answer, .reason = "prompt", .rule = rule,
 			       .policy = g->p->name, .policy_hash = g->policy_hash, .thread = g->o->thread,
-			       .project = g->project, .who = user_name() };
+			       .project = g->project, .who = zsp_decider_user() };
 	if (zsp_store_audit(g->store, &r, err, sizeof(err)) != 0)
 		fprintf(stderr, "zsp-run: warning: the answer was not recorded in the audit trail: %s\n", err);
 }
@@ -307,7 +295,7 @@ static int gate_no_terminal(struct gate *g)
 static int gate_grant(struct gate *g, zsp_ask_answer a, char *err, size_t errlen)
 {
 	zsp_grant gr = { .tool = "terminal", .match = ZSP_MATCH_EXACT, .pattern = g->o->command,
-			 .decision = ZSP_ANSWER_ALLOW, .policy = g->p->name, .who = user_name() };
+			 .decision = ZSP_ANSWER_ALLOW, .policy = g->p->name, .who = zsp_decider_user() };
 	if (a == ZSP_ASK_ONCE) {
 		gr.scope = ZSP_GRANT_ONCE;
 		gr.thread = g->o->thread;
