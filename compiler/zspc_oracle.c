@@ -14,9 +14,19 @@
 #include "compile.h"
 #include "import_zed.h"
 #include "oracle.h"
+#include "textesc.h"
 #include "zspc.h"
 
 #define EXIT_NO_DECISION 3
+
+/* Text the request brought (a command, a path) as --explain shows it: escaped when it could
+ * redraw the terminal of the person reading (compiler/textesc.h). */
+static void put_shown(FILE *f, const char *s)
+{
+	char *e = zsp_text_escape(s);
+	fputs(e ? e : "(out of memory)", f);
+	free(e);
+}
 
 static void print_explain(FILE *f, const zsp_ir_policy *p, const zsp_verdict *v, const char *indent)
 {
@@ -24,14 +34,23 @@ static void print_explain(FILE *f, const zsp_ir_policy *p, const zsp_verdict *v,
 	fprintf(f, "%spolicy: %s (%s)\n", indent, p->name, zsp_loc_string(loc, sizeof(loc), p->loc));
 	if (v->nsub) {
 		fprintf(f, "%ssub-commands:", indent);
-		for (size_t i = 0; i < v->nsub; i++)
-			fprintf(f, " `%s`", v->subcommands[i]);
+		for (size_t i = 0; i < v->nsub; i++) {
+			fputs(" `", f);
+			put_shown(f, v->subcommands[i]);
+			fputc('`', f);
+		}
 		fputc('\n', f);
 	}
-	for (size_t i = 0; i < v->ntrace; i++)
-		fprintf(f, "%scheck: %s\n", indent, v->trace[i]);
-	fprintf(f, "%sdecision: %s (reason: %s)%s%s\n", indent, zsp_decision_name(v->decision),
-		v->reason, v->detail ? ": " : "", v->detail ? v->detail : "");
+	for (size_t i = 0; i < v->ntrace; i++) {
+		fprintf(f, "%scheck: ", indent);
+		put_shown(f, v->trace[i]);
+		fputc('\n', f);
+	}
+	fprintf(f, "%sdecision: %s (reason: %s)%s", indent, zsp_decision_name(v->decision), v->reason,
+		v->detail ? ": " : "");
+	if (v->detail)
+		put_shown(f, v->detail);
+	fputc('\n', f);
 }
 
 /* ---- policies and the machine ----------------------------------------------------------- */

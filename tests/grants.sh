@@ -194,6 +194,10 @@ check "names the escape" 'grep -q "unknown escape at byte 1" "$tmp/err"'
 expect 64 "--exact-escaped with a NUL" -- "$ZSPC" grant add --tool terminal --exact-escaped 'a\x00' --allow --global $S
 expect 64 "--exact and --exact-escaped" -- "$ZSPC" grant add --tool terminal --exact a --exact-escaped b --allow --global $S
 
+# --explain shows the request's text escaped when it could redraw the terminal
+expect 0 "--explain with control characters" -- "$ZSPC" --query 'terminal "ls \x1b[2K\rok"' --explain "$P"
+check "--explain escapes them" 'grep -qF "sub-commands: \`ls \\x1b[2K\\rok\`" "$tmp/out" && ! LC_ALL=C grep -q "$(printf "\033")" "$tmp/out"'
+
 # ---- expiry ------------------------------------------------------------------------------------
 add --tool terminal --exact "make soon" --allow --global --expires 1s >/dev/null
 add --tool terminal --exact "make later" --allow --global --expires 1d >/dev/null
