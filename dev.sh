@@ -2,7 +2,8 @@
 # dev.sh: everything the README's two commands need on a fresh Debian 12 machine:
 # install missing packages (as root), bootstrap, configure and build out of tree, then run a job.
 #   ./dev.sh demo    run a command in the sandbox of the built-in policy (examples/workspace.zsp)
-#   ./dev.sh check   run every test: make check, the same under ASan+UBSan, make distcheck
+#   ./dev.sh check   run every test: make check, the same under ASan+UBSan, make distcheck,
+#                    a short libFuzzer run of both fuzz targets, the suite as an unprivileged user
 set -eu
 
 top=$(cd "$(dirname "$0")" && pwd)
@@ -11,11 +12,14 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages="build-essential autoconf automake libtool pkg-config flex bison libseccomp-dev
 libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils procps"
 
+# check alone: libFuzzer (the fuzz targets build with clang)
+check_packages="clang"
+
 say() { printf 'dev.sh: %s\n' "$*" >&2; }
 
 install_packages() {
 	missing=
-	for p in $packages; do
+	for p in $packages ${1:-}; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			missing="$missing $p"
 	done
@@ -74,6 +78,37 @@ run_tests() {
 	tally "$1/dev-$2.out" "$status"
 }
 
+# Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for FUZZ_SECONDS (default 60)
+# on a copy of its corpus, both at once: the build cannot rot unnoticed, and each run of the
+# suite fuzzes a little. A crash fails the check and is shown; keep it in tests/fuzz/*crashers/.
+fuzz_smoke() {
+	seconds=${FUZZ_SECONDS:-60}
+	fz=$build-fuzz
+	build_in "$fz" CC=clang --enable-fuzz
+	pids=
+	for t in parser:corpus oracle:oracle-corpus; do
+		name=${t%%:*}
+		rm -rf "$fz/fuzz-$name" && mkdir -p "$fz/fuzz-$name"
+		cp "$top/tests/fuzz/${t#*:}"/* "$fz/fuzz-$name/"
+		(cd "$fz" && exec "./tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=4096 \
+			-timeout=10 -dict="$top/tests/fuzz/zsp.dict" "fuzz-$name" >"fuzz-$name.out" 2>&1) &
+		pids="$pids $!"
+	done
+	for pid in $pids; do
+		wait "$pid" || true   # judged by what each printed
+	done
+	for name in parser oracle; do
+		if grep -q "^Done [0-9]* runs" "$fz/fuzz-$name.out"; then
+			say "fuzz_$name: $(grep -o "Done [0-9]* runs in [0-9]* second(s)" "$fz/fuzz-$name.out")"
+			passed=$((passed + 1))
+		else
+			say "fuzz_$name found a crash; the end of $fz/fuzz-$name.out:"
+			tail -n 40 "$fz/fuzz-$name.out" >&2
+			failed=$((failed + 1))
+		fi
+	done
+}
+
 # As root, the suite also runs as an unprivileged user: zsp must need no privilege, and some
 # checks (a read-only output directory) only mean something without root's override.
 unprivileged_check() {
@@ -120,7 +155,7 @@ demo)
 		echo x 2>/dev/null > "$HOME/.bashrc-zsp-demo" || echo "blocked: writing to $HOME (read-only)"'
 	;;
 check)
-	install_packages
+	install_packages "$check_packages"
 	build_in "$build"
 	run_tests "$build" check
 	say "AddressSanitizer + UndefinedBehaviorSanitizer build"
@@ -131,6 +166,8 @@ check)
 	make -C "$build" -j"$jobs" distcheck >"$build/dev-distcheck.out" 2>&1 || status=$?
 	# distcheck reruns the suite from the tarball: it counts as one check
 	if [ "$status" -eq 0 ]; then passed=$((passed + 1)); else tally "$build/dev-distcheck.out" 1; fi
+	say "libFuzzer, ${FUZZ_SECONDS:-60} s per target"
+	fuzz_smoke
 	if [ "$(id -u)" -eq 0 ]; then
 		unprivileged_check
 	fi
