@@ -55,6 +55,20 @@ zspc() {
 	(cd "$ws" && as "$who" "$ZSPC" "$@")
 }
 
+# approve_once WHAT WANT COMMAND FILE: the `zspc grant add` line zsp-run printed (in $tmp/err)
+# begins with WANT; run as printed, it lets COMMAND run once (it makes FILE), and no more.
+approve_once() {
+	grant=$(sed -n 's/^  \(zspc grant add .*\)$/\1/p' "$tmp/err")
+	case $grant in
+	"$2"*) ok ;;
+	*) bad "$1: unexpected grant command: $grant" ;;
+	esac
+	eval "$grant" >/dev/null 2>"$tmp/zerr" && ok || bad "$1: the printed grant command failed: $(cat "$tmp/zerr")"
+	expect 0 "$1: the once grant allows the next run" -c "$3"
+	[ -e "$4" ] && ok || bad "$1: the granted command did not run"
+	expect $APPROVAL "$1: the once grant is used up" -c "$3"
+}
+
 for who in $(identities); do
 	fresh "$who"
 	st=$world/state
@@ -76,15 +90,8 @@ for who in $(identities); do
 	expect $APPROVAL "ask without a terminal" -c "touch 'once file'"
 	[ ! -e "$ws/once file" ] && ok || bad "an unanswered ask ran"
 	grep -q "approval needed: tool-default" "$tmp/err" && ok || bad "ask: no reason: $(cat "$tmp/err")"
-	grant=$(sed -n 's/^  \(zspc grant add .*\)$/\1/p' "$tmp/err")
-	case $grant in
-	"zspc grant add --tool terminal --exact 'touch '\\''once file'\\''' --allow --once"*) ok ;;
-	*) bad "ask: unexpected grant command: $grant" ;;
-	esac
-	eval "$grant" >/dev/null 2>"$tmp/zerr" && ok || bad "the printed grant command failed: $(cat "$tmp/zerr")"
-	expect 0 "the once grant allows the next run" -c "touch 'once file'"
-	[ -e "$ws/once file" ] && ok || bad "the granted command did not run"
-	expect $APPROVAL "the once grant is used up" -c "touch 'once file'"
+	approve_once "ask" "zspc grant add --tool terminal --exact 'touch '\''once file'\''' --allow --once" \
+		"touch 'once file'" "$ws/once file"
 	expect $APPROVAL "a once grant is for that exact command" -c "touch 'once file' "
 
 	# a command with control characters: the approval printed without them (stderr is often a
@@ -97,15 +104,9 @@ for who in $(identities); do
 	else
 		ok
 	fi
-	grant=$(sed -n 's/^  \(zspc grant add .*\)$/\1/p' "$tmp/err")
-	case $grant in
-	"zspc grant add --tool terminal --exact-escaped 'touch c1 # \x1b[2K\rls\u{202e}' --allow --once"*) ok ;;
-	*) bad "control characters: unexpected grant command: $grant" ;;
-	esac
-	eval "$grant" >/dev/null 2>"$tmp/zerr" && ok || bad "the escaped grant command failed: $(cat "$tmp/zerr")"
-	expect 0 "the escaped grant allows exactly that command" -c "$ctl"
-	[ -e "$ws/c1" ] && ok || bad "the command granted escaped did not run"
-	expect $APPROVAL "the escaped once grant is used up" -c "$ctl"
+	approve_once "control characters" \
+		"zspc grant add --tool terminal --exact-escaped 'touch c1 # \x1b[2K\rls\u{202e}' --allow --once" \
+		"$ctl" "$ws/c1"
 
 	# the prompt on a terminal
 	prompt 'o\n' -c 'touch o1'
