@@ -124,15 +124,15 @@ static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d)
 	 * bits can only make a call fail */
 	builtin1(&f, eperm, "ioctl", LO32_EQ(1, TIOCSTI));
 	builtin1(&f, eperm, "ioctl", LO32_EQ(1, TIOCLINUX));
-	builtin1(&f, eperm, "personality", SCMP_A0(SCMP_CMP_NE, 0));
+	builtin1(&f, eperm, "personality", SCMP_A0(SCMP_CMP_NE, 0, 0));
 	builtin1(&f, eperm, "unshare", BITS_SET(0, CLONE_NEWUSER));
 	builtin1(&f, eperm, "clone", BITS_SET(0, CLONE_NEWUSER));
 
 	/* AF_VSOCK reaches the host of a virtual machine (on WSL2, Windows): no mode allows it */
 	builtin1(&f, eperm, "socket", LO32_EQ(0, AF_VSOCK));
 	if (p->net_mode != ZSP_NET_FULL) {
-		builtin1(&f, eperm, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX));
-		builtin1(&f, eperm, "socketpair", SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+		builtin1(&f, eperm, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
+		builtin1(&f, eperm, "socketpair", SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
 		if (!unix_sockets_allowed(p)) {
 			/* an unconnected datagram socket reaches any socket file by sendto/sendmsg */
 			builtin2(&f, eperm, "socket", LO32_EQ(0, AF_UNIX), SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));

@@ -185,6 +185,8 @@ static void caret(struct buf *b, zsp_loc loc)
 }
 
 static void report(zsp_diag *d, const char *level, const char *tag, zsp_loc loc,
+		   bool with_chain, const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+static void report(zsp_diag *d, const char *level, const char *tag, zsp_loc loc,
 		   bool with_chain, const char *fmt, va_list ap)
 {
 	struct buf b = { 0 };
