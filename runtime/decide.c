@@ -183,6 +183,20 @@ static int settle(zsp_decider *d, const char *request, const zsp_ir_request *req
 	return zsp_store_audit(d->store, &r, err, errlen) == 0 ? 0 : -1;
 }
 
+/* The request parsed and the oracle's verdict on it, in d's arena (reset first). */
+static int oracle_first(zsp_decider *d, const char *request, bool explain, zsp_ir_request *req,
+			zsp_verdict *v, char *err, size_t errlen)
+{
+	zsp_arena_reset(d->a);
+	if (zsp_request_parse(d->a, request, req, err, errlen) != 0)
+		return ZSP_EUSAGE;
+	if (zsp_oracle_decide(d->o, d->a, req, explain, v) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	return ZSP_OK;
+}
+
 int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, const char *project,
 		       bool record, const char *policy_hash, zsp_decision_out *out, char *err,
 		       size_t errlen)
@@ -190,13 +204,9 @@ int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, 
 	zsp_ir_request req;
 	zsp_verdict v;
 	memset(out, 0, sizeof(*out));
-	zsp_arena_reset(d->a);
-	if (zsp_request_parse(d->a, request, &req, err, errlen) != 0)
-		return ZSP_EUSAGE;
-	if (zsp_oracle_decide(d->o, d->a, &req, false, &v) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return ZSP_EINTERNAL;
-	}
+	int rc = oracle_first(d, request, false, &req, &v, err, errlen);
+	if (rc != ZSP_OK)
+		return rc;
 	return settle(d, request, &req, &v, thread, project, record, policy_hash, out, err, errlen);
 }
 
@@ -246,13 +256,9 @@ int zsp_decider_verdict(zsp_decider *d, const char *request, bool explain, const
 			zsp_verdict *v, zsp_verdict_extra *x, char *err, size_t errlen)
 {
 	memset(x, 0, sizeof(*x));
-	zsp_arena_reset(d->a);
-	if (zsp_request_parse(d->a, request, req, err, errlen) != 0)
-		return ZSP_EUSAGE;
-	if (zsp_oracle_decide(d->o, d->a, req, explain, v) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return ZSP_EINTERNAL;
-	}
+	int rc = oracle_first(d, request, explain, req, v, err, errlen);
+	if (rc != ZSP_OK)
+		return rc;
 	return settle_verdict(d, d->a, request, req, v, thread, project, record, policy_hash, x);
 }
 
