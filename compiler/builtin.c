@@ -1,4 +1,4 @@
-/* builtin.c: the built-in terminal rules (REFERENCE §E): Zed's five `rm` regexes, and a
+/* builtin.c: the built-in terminal rules (doc/facts.md §zed): Zed's five `rm` regexes, and a
  * structural check of every simple command that looks through wrappers, sh -c scripts and find. */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /* hardening.h: the syscalls every zsp sandbox refuses unless a policy lifts them
- * (`syscalls allow`): the set Docker, Flatpak and Firejail agree on (REFERENCE §B). */
+ * (`syscalls allow`): the set Docker, Flatpak and Firejail agree on (doc/facts.md §seccomp). */
 #ifndef ZSP_HARDENING_H
 #define ZSP_HARDENING_H
 

@@ -1,4 +1,4 @@
-/* oracle.c: decides requests against one policy's IR. Tool requests follow DESIGN §3
+/* oracle.c: decides requests against one policy's IR. Tool requests follow doc/oracle.md
  * (built-in rules, substitution check, deny, ask, allow, defaults); sandbox requests follow the
  * fs, net and syscall rules, judging paths as written and after resolving symlinks. */
 #include "config.h"

@@ -1,5 +1,6 @@
 /* oracle.h: the reference semantics of zsp: decide(policy, request) -> allow | ask | deny, with
- * the rule that decided, a stable reason and the chain of checks (DESIGN §3, REFERENCE §E). */
+ * the rule that decided, a stable reason and the chain of checks (doc/oracle.md,
+ * doc/facts.md §zed). */
 #ifndef ZSP_ORACLE_H
 #define ZSP_ORACLE_H
 

@@ -1,4 +1,4 @@
-/* shell.c: splits a terminal command into simple commands and redirect entries (REFERENCE §E)
+/* shell.c: splits a terminal command into simple commands and redirect entries (doc/facts.md §zed)
  * with a hand-written recursive-descent parser for the bash subset agents type. */
 #include "shell.h"
 

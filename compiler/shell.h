@@ -1,4 +1,4 @@
-/* shell.h: splits a terminal command the way the oracle judges it (REFERENCE §E): a flat list
+/* shell.h: splits a terminal command the way the oracle judges it (doc/facts.md §zed): a flat list
  * of simple commands and redirect entries, with every substitution and unparsable construct found. */
 #ifndef ZSP_SHELL_H
 #define ZSP_SHELL_H

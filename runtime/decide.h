@@ -1,4 +1,4 @@
-/* decide.h: one decision as agent hosts get it: the oracle (DESIGN §3), then, only when it says
+/* decide.h: one decision as agent hosts get it: the oracle (doc/oracle.md), then, only when it says
  * `ask`, the grant store; optionally appended to the audit trail. Shared by zspc --query and
  * zsp-run -c. */
 #ifndef ZSP_DECIDE_H

@@ -1,6 +1,6 @@
 /* doctor.c: zsp-run --doctor, and the explanation printed when bwrap cannot build the sandbox.
  * Each check runs the real thing (bwrap with the namespaces zsp-run asks for) and matches the
- * messages bwrap prints for the known environment failures (REFERENCE §A). */
+ * messages bwrap prints for the known environment failures (doc/facts.md §bwrap). */
 #include "config.h"
 
 #include <errno.h>

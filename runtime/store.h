@@ -1,6 +1,6 @@
 /* store.h: the grant store and the audit trail, in SQLite. Grants are what people answered when
- * the oracle said `ask`; they apply only to an `ask` (DESIGN §3: never to a built-in rule, a
- * substitution or a policy deny) and last exactly as long as their scope says. */
+ * the oracle said `ask`; they apply only to an `ask` (doc/oracle.md "Grants": never to a
+ * built-in rule, a substitution or a policy deny) and last exactly as long as their scope says. */
 #ifndef ZSP_STORE_H
 #define ZSP_STORE_H
 

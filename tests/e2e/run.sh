@@ -52,7 +52,7 @@ for who in $(identities); do
 	grep -q "install bubblewrap" "$tmp/err" && ok || bad "no remedy for a missing bwrap"
 	[ ! -e "$marker" ] && ok || bad "the command ran although the sandbox failed"
 
-	# the environment failures bwrap reports (REFERENCE §A) are recognised and explained
+	# the environment failures bwrap reports (doc/facts.md §bwrap) are recognised and explained
 	real=$(command -v bwrap)
 	fake=$tmp/fake-bwrap.$who
 	for failure in userns proc net; do

@@ -235,7 +235,7 @@ static void test_project(void)
 	zsp_grants_close(g);
 }
 
-/* DESIGN §3: a policy deny concludes before the grants; so do the built-in rules. */
+/* doc/oracle.md "Grants": a policy deny concludes before the grants; so do the built-in rules. */
 static void test_deny_stands(void)
 {
 	char state[512];

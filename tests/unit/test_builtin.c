@@ -26,7 +26,7 @@ static const struct {
 	const char *cmd;
 	const char *rule;
 } table[] = {
-	/* seed 003: Zed's five regexes */
+	/* doc/facts.md §zed, rules 1-5: Zed's five regexes */
 	{ "rm -rf /", "rm-root" },
 	{ "rm -rfv /", "rm-root" },
 	{ "rm -rf /*", "rm-root" },

@@ -161,7 +161,7 @@ static const struct {
 	{ "echo \\\\", C, { "echo \\" } },
 	{ "echo \\", C, { "echo \\" } },
 	{ "echo \\`", C, { "echo `" } },
-	/* the cases REFERENCE §E names */
+	/* the cases doc/facts.md §zed names */
 	{ "sudo rm -rf /", C, { "sudo rm -rf /" } },
 	{ "rm -rf /tmp/../..", C, { "rm -rf /tmp/../.." } },
 	{ "echo $(rm -rf /)", S, { "echo $(rm -rf /)", "rm -rf /" } },
