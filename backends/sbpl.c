@@ -2,7 +2,6 @@
  * region cut (require-not) by the more specific rules inside it, so the order never decides. */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "../compiler/oracle.h"
 #include "../compiler/path.h"
 #include "../compiler/zsp.h"
+#include "../lang/buf.h"
 #include "sbpl.h"
 
 #define COMMENT_MAX 160 /* bytes of a rule's source text quoted in its comment */
@@ -29,81 +29,33 @@ typedef struct item {
 	bool approx;             /* glob: regex widened over an unresolved parameter */
 } item;
 
-typedef struct buf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-} buf;
-
 typedef struct ctx {
 	const zsp_ir_policy *p;
 	const char *source;
 	zsp_diag *d;
 	zsp_arena *a;
-	buf out;
+	zsp_buf out;
 	item *lit, *glob;
 	size_t nlit, nglob;
 	const char **params;
 	size_t nparams, params_cap;
-	const char **unlinked;   /* literals already given a file-write-unlink deny */
+	const char **unlinked;   /* literals already given a file-write-unlink deny (heap) */
 	size_t nunlinked, unlinked_cap;
 	bool oom;
 } ctx;
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-static void put_n(buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		char *ns = realloc(b->s, cap);
-		if (!ns) {
-			b->oom = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void put(buf *b, const char *s)
-{
-	put_n(b, s, strlen(s));
-}
-
-static void putf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->oom = true;
-		return;
-	}
-	put_n(b, s, (size_t)n);
-	free(s);
-}
-
 /* An SBPL string literal. */
-static void put_string(buf *b, const char *s, size_t n)
+static void put_string(zsp_buf *b, const char *s, size_t n)
 {
-	put(b, "\"");
+	zsp_buf_puts(b, "\"");
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '"' || s[i] == '\\')
-			put(b, "\\");
-		put_n(b, s + i, 1);
+			zsp_buf_puts(b, "\\");
+		zsp_buf_add(b, s + i, 1);
 	}
-	put(b, "\"");
+	zsp_buf_puts(b, "\"");
 }
 
 /* ---- parameters and paths ---------------------------------------------------------------- */
@@ -119,15 +71,9 @@ static void note_param(ctx *c, const char *name, size_t n)
 			owned = c->p->params[i].name;
 	if (!owned)
 		return;
-	if (c->nparams == c->params_cap) {
-		size_t cap = c->params_cap ? c->params_cap * 2 : 8;
-		const char **np = realloc(c->params, cap * sizeof(*np));
-		if (!np) {
-			c->oom = true;
-			return;
-		}
-		c->params = np;
-		c->params_cap = cap;
+	if (zsp_array_reserve(&c->params, &c->params_cap, c->nparams + 1, sizeof(*c->params)) != 0) {
+		c->oom = true;
+		return;
 	}
 	size_t at = c->nparams++;
 	while (at > 0 && strcmp(c->params[at - 1], owned) > 0) {
@@ -139,7 +85,7 @@ static void note_param(ctx *c, const char *name, size_t n)
 
 /* A path as an SBPL expression: "..." when concrete, (param "N") for a parameter alone, else
  * (string-append ...) of the pieces. */
-static void put_path(ctx *c, buf *b, const char *path)
+static void put_path(ctx *c, zsp_buf *b, const char *path)
 {
 	const char *s = path;
 	int pieces = 0;
@@ -154,31 +100,31 @@ static void put_path(ctx *c, buf *b, const char *path)
 		t = e + 1;
 	}
 	if (pieces > 1)
-		put(b, "(string-append");
+		zsp_buf_puts(b, "(string-append");
 	while (*s) {
 		const char *q = strstr(s, "${");
 		const char *e = q ? strchr(q, '}') : NULL;
 		if (!q || !e) {
 			if (pieces > 1)
-				put(b, " ");
+				zsp_buf_puts(b, " ");
 			put_string(b, s, strlen(s));
 			break;
 		}
 		if (q > s) {
 			if (pieces > 1)
-				put(b, " ");
+				zsp_buf_puts(b, " ");
 			put_string(b, s, (size_t)(q - s));
 		}
 		if (pieces > 1)
-			put(b, " ");
-		put(b, "(param ");
+			zsp_buf_puts(b, " ");
+		zsp_buf_puts(b, "(param ");
 		put_string(b, q + 2, (size_t)(e - q - 2));
-		put(b, ")");
+		zsp_buf_puts(b, ")");
 		note_param(c, q + 2, (size_t)(e - q - 2));
 		s = e + 1;
 	}
 	if (pieces > 1)
-		put(b, ")");
+		zsp_buf_puts(b, ")");
 }
 
 char *zsp_sbpl_canonical(const char *path)
@@ -237,30 +183,30 @@ static bool known_ancestor(const char *a, const char *b)
 
 /* ---- glob -> regex ----------------------------------------------------------------------- */
 
-static void put_regex_char(buf *b, char ch)
+static void put_regex_char(zsp_buf *b, char ch)
 {
 	if (strchr(".^$*+?()[]{}|\\", ch))
-		put(b, "\\");
+		zsp_buf_puts(b, "\\");
 	if (ch == '"')
-		put(b, "\\");
-	put_n(b, &ch, 1);
+		zsp_buf_puts(b, "\\");
+	zsp_buf_add(b, &ch, 1);
 }
 
-static void put_class_char(buf *m, char ch)
+static void put_class_char(zsp_buf *m, char ch)
 {
 	if (ch == '\\' || ch == '"')
-		put(m, "\\");
-	put_n(m, &ch, 1);
+		zsp_buf_puts(m, "\\");
+	zsp_buf_add(m, &ch, 1);
 }
 
 /* A class `[...]` starting at g (after `[`); returns the position after `]`. Written so that
  * POSIX and PCRE engines read it alike: `]` first, `^` and `-` last, `\` doubled; never `/`. */
-static const char *put_class(buf *b, const char *g)
+static const char *put_class(zsp_buf *b, const char *g)
 {
 	bool neg = *g == '!';
 	if (neg)
 		g++;
-	buf m = { 0 };
+	zsp_buf m = { 0 };
 	bool close = false, caret = false, dash = false, ranges = false;
 	size_t nitems = 0;
 	char single = 0;
@@ -274,7 +220,7 @@ static const char *put_class(buf *b, const char *g)
 			if (hi == '\\' && *g)
 				hi = *g++;
 			put_class_char(&m, lo);
-			put(&m, "-");
+			zsp_buf_puts(&m, "-");
 			put_class_char(&m, hi);
 			ranges = true;
 			nitems++;
@@ -295,29 +241,29 @@ static const char *put_class(buf *b, const char *g)
 		g++;
 	if (!neg && nitems == 1 && !ranges) {
 		if (single == '/')
-			put(b, "$^"); /* a class never matches `/`: this component matches nothing */
+			zsp_buf_puts(b, "$^"); /* a class never matches `/`: this component matches nothing */
 		else
 			put_regex_char(b, single);
 	} else {
-		put(b, neg ? "[^/" : "[");
+		zsp_buf_puts(b, neg ? "[^/" : "[");
 		if (close)
-			put(b, "]");
-		if (m.s)
-			put(b, m.s);
+			zsp_buf_puts(b, "]");
+		if (m.data)
+			zsp_buf_puts(b, m.data);
 		if (caret)
-			put(b, "^");
+			zsp_buf_puts(b, "^");
 		if (dash)
-			put(b, "-");
-		put(b, "]");
+			zsp_buf_puts(b, "-");
+		zsp_buf_puts(b, "]");
 	}
 	if (m.oom)
 		b->oom = true;
-	free(m.s);
+	zsp_buf_free(&m);
 	return g;
 }
 
 /* One component of a glob, or a run of them without `**`, as regex. */
-static void put_glob_text(buf *b, const char *g, size_t n)
+static void put_glob_text(zsp_buf *b, const char *g, size_t n)
 {
 	const char *end = g + n;
 	while (g < end) {
@@ -325,10 +271,10 @@ static void put_glob_text(buf *b, const char *g, size_t n)
 			put_regex_char(b, g[1]);
 			g += 2;
 		} else if (*g == '*') {
-			put(b, "[^/]*");
+			zsp_buf_puts(b, "[^/]*");
 			g++;
 		} else if (*g == '?') {
-			put(b, "[^/]");
+			zsp_buf_puts(b, "[^/]");
 			g++;
 		} else if (*g == '[') {
 			g = put_class(b, g + 1);
@@ -342,14 +288,14 @@ static void put_glob_text(buf *b, const char *g, size_t n)
  * below_root, when not NULL, restricts a pattern that starts with `**` (any depth) to what lies strictly below it. */
 static char *glob_regex(ctx *c, const char *g, const char *below_root, bool below)
 {
-	buf b = { 0 };
-	put(&b, "^");
+	zsp_buf b = { 0 };
+	zsp_buf_puts(&b, "^");
 	bool first = true;
 	if (strncmp(g, "**/", 3) == 0) {
 		if (below_root && strcmp(below_root, "/") != 0)
 			for (const char *r = below_root; *r; r++)
 				put_regex_char(&b, *r);
-		put(&b, below_root ? "/(.*/)?" : "(.*/)?");
+		zsp_buf_puts(&b, below_root ? "/(.*/)?" : "(.*/)?");
 		g += 3;
 	} else if (*g == '/') {
 		g++;
@@ -359,12 +305,12 @@ static char *glob_regex(ctx *c, const char *g, const char *below_root, bool belo
 		const char *e = strchr(g, '/');
 		size_t n = e ? (size_t)(e - g) : strlen(g);
 		if (n == 2 && g[0] == '*' && g[1] == '*') {
-			put(&b, e ? "(/.*)?" : "");
+			zsp_buf_puts(&b, e ? "(/.*)?" : "");
 			if (!e)
 				below = true; /* a trailing `**` already covers what is below */
 		} else {
 			if (!first)
-				put(&b, "/");
+				zsp_buf_puts(&b, "/");
 			put_glob_text(&b, g, n);
 		}
 		first = false;
@@ -372,9 +318,9 @@ static char *glob_regex(ctx *c, const char *g, const char *below_root, bool belo
 		if (*g == '/')
 			g++;
 	}
-	put(&b, below ? "(/.*)?$" : "$");
-	char *s = b.oom ? NULL : zsp_arena_strdup(c->a, b.s ? b.s : "^/$");
-	free(b.s);
+	zsp_buf_puts(&b, below ? "(/.*)?$" : "$");
+	char *s = b.oom ? NULL : zsp_arena_strdup(c->a, b.data ? b.data : "^/$");
+	zsp_buf_free(&b);
 	if (!s)
 		c->oom = true;
 	return s;
@@ -534,24 +480,24 @@ static void put_comment(ctx *c, const item *it, const char *what)
 	char where[512];
 	const char *loc = zsp_loc_string(where, sizeof(where), r->loc);
 	const char *kw = r->protect ? "protect" : zsp_access_name(r->access);
-	put(&c->out, "; ");
-	put(&c->out, loc ? loc : "(built-in)");
-	putf(&c->out, "  %s ", kw);
+	zsp_buf_puts(&c->out, "; ");
+	zsp_buf_puts(&c->out, loc ? loc : "(built-in)");
+	zsp_buf_printf(&c->out, "  %s ", kw);
 	if (r->loc.src && r->loc.end > r->loc.begin && r->loc.end <= r->loc.src->len) {
 		size_t n = r->loc.end - r->loc.begin;
-		put_n(&c->out, r->loc.src->text + r->loc.begin, n > COMMENT_MAX ? COMMENT_MAX : n);
+		zsp_buf_add(&c->out, r->loc.src->text + r->loc.begin, n > COMMENT_MAX ? COMMENT_MAX : n);
 		if (n > COMMENT_MAX)
-			put(&c->out, "...");
+			zsp_buf_puts(&c->out, "...");
 	} else {
-		putf(&c->out, "\"%s\"", r->protect ? r->protect : r->path);
+		zsp_buf_printf(&c->out, "\"%s\"", r->protect ? r->protect : r->path);
 	}
 	if (r->protect && r->root)
-		putf(&c->out, " under %s", r->root);
+		zsp_buf_printf(&c->out, " under %s", r->root);
 	if (r->policy && strcmp(r->policy, c->p->name) != 0)
-		putf(&c->out, " (policy \"%s\")", r->policy);
+		zsp_buf_printf(&c->out, " (policy \"%s\")", r->policy);
 	if (what)
-		putf(&c->out, ": %s", what);
-	put(&c->out, "\n");
+		zsp_buf_printf(&c->out, ": %s", what);
+	zsp_buf_puts(&c->out, "\n");
 }
 
 static bool is_concrete(const char *path)
@@ -562,24 +508,24 @@ static bool is_concrete(const char *path)
 /* The filter of a literal path: (subpath P), or for a protected name the literal, the subpath
  * and, when concrete, the regex, so a name that does not exist yet is covered however the
  * evaluator reads the path. */
-static void put_literal_filters(ctx *c, buf *b, const item *it, const char *sep)
+static void put_literal_filters(ctx *c, zsp_buf *b, const item *it, const char *sep)
 {
 	if (it->strength == S_PROTECT) {
-		put(b, "(literal ");
+		zsp_buf_puts(b, "(literal ");
 		put_path(c, b, it->path);
-		put(b, ")");
-		put(b, sep);
+		zsp_buf_puts(b, ")");
+		zsp_buf_puts(b, sep);
 	}
-	put(b, "(subpath ");
+	zsp_buf_puts(b, "(subpath ");
 	put_path(c, b, it->path);
-	put(b, ")");
+	zsp_buf_puts(b, ")");
 	if (it->strength == S_PROTECT && is_concrete(it->path)) {
-		put(b, sep);
-		put(b, "(regex #\"");
-		put(b, "^");
+		zsp_buf_puts(b, sep);
+		zsp_buf_puts(b, "(regex #\"");
+		zsp_buf_puts(b, "^");
 		for (const char *s = it->path; *s; s++)
 			put_regex_char(b, *s);
-		put(b, "(/.*)?$\")");
+		zsp_buf_puts(b, "(/.*)?$\")");
 	}
 }
 
@@ -608,7 +554,7 @@ static bool cut_for_protect(const item *o, const item *i)
 static void put_region(ctx *c, size_t k, cut_pred pred, bool (*gpred)(const item *), const char *indent)
 {
 	const item *it = &c->lit[k];
-	buf cuts = { 0 };
+	zsp_buf cuts = { 0 };
 	const char *stack[64] = { 0 };
 	size_t depth = 0, ncuts = 0;
 	for (size_t j = 0; j < c->nlit; j++) {
@@ -621,9 +567,9 @@ static void put_region(ctx *c, size_t k, cut_pred pred, bool (*gpred)(const item
 			continue; /* a cut above it already takes it out */
 		char sep[80];
 		snprintf(sep, sizeof(sep), ")\n%s\t(require-not ", indent);
-		putf(&cuts, "\n%s\t(require-not ", indent);
+		zsp_buf_printf(&cuts, "\n%s\t(require-not ", indent);
 		put_literal_filters(c, &cuts, in, sep);
-		put(&cuts, ")");
+		zsp_buf_puts(&cuts, ")");
 		ncuts++;
 		if (depth < sizeof(stack) / sizeof(stack[0]))
 			stack[depth++] = in->path;
@@ -634,7 +580,7 @@ static void put_region(ctx *c, size_t k, cut_pred pred, bool (*gpred)(const item
 		const char *re = glob_regex_below(c, &c->glob[g], it->path);
 		if (!re)
 			continue;
-		putf(&cuts, "\n%s\t(require-not (regex #\"%s\"))", indent, re);
+		zsp_buf_printf(&cuts, "\n%s\t(require-not (regex #\"%s\"))", indent, re);
 		ncuts++;
 	}
 	if (cuts.oom)
@@ -642,18 +588,18 @@ static void put_region(ctx *c, size_t k, cut_pred pred, bool (*gpred)(const item
 	if (!ncuts) {
 		put_literal_filters(c, &c->out, it, " ");
 	} else {
-		put(&c->out, "(require-all ");
+		zsp_buf_puts(&c->out, "(require-all ");
 		if (it->strength == S_PROTECT) {
-			put(&c->out, "(require-any ");
+			zsp_buf_puts(&c->out, "(require-any ");
 			put_literal_filters(c, &c->out, it, " ");
-			put(&c->out, ")");
+			zsp_buf_puts(&c->out, ")");
 		} else {
 			put_literal_filters(c, &c->out, it, " ");
 		}
-		put(&c->out, cuts.s ? cuts.s : "");
-		put(&c->out, ")");
+		zsp_buf_add(&c->out, cuts.data, cuts.len);
+		zsp_buf_puts(&c->out, ")");
 	}
-	free(cuts.s);
+	zsp_buf_free(&cuts);
 }
 
 static bool glob_not_deny(const item *g)
@@ -725,23 +671,23 @@ static void put_glob_region(ctx *c, const item *g, const char *indent)
 		if (glob_beats_glob(c, g, &c->glob[j]))
 			ncuts++;
 	if (!ncuts) {
-		putf(&c->out, "(regex #\"%s\")", g->regex);
+		zsp_buf_printf(&c->out, "(regex #\"%s\")", g->regex);
 		return;
 	}
-	putf(&c->out, "(require-all (regex #\"%s\")", g->regex);
+	zsp_buf_printf(&c->out, "(require-all (regex #\"%s\")", g->regex);
 	for (size_t j = 0; j < c->nlit; j++) {
 		if (!literal_beats_glob(g, &c->lit[j]))
 			continue;
 		char sep[80];
 		snprintf(sep, sizeof(sep), ")\n%s\t(require-not ", indent);
-		putf(&c->out, "\n%s\t(require-not ", indent);
+		zsp_buf_printf(&c->out, "\n%s\t(require-not ", indent);
 		put_literal_filters(c, &c->out, &c->lit[j], sep);
-		put(&c->out, ")");
+		zsp_buf_puts(&c->out, ")");
 	}
 	for (size_t j = 0; restrictive && j < c->nglob; j++)
 		if (glob_beats_glob(c, g, &c->glob[j]))
-			putf(&c->out, "\n%s\t(require-not (regex #\"%s\"))", indent, c->glob[j].regex);
-	put(&c->out, ")");
+			zsp_buf_printf(&c->out, "\n%s\t(require-not (regex #\"%s\"))", indent, c->glob[j].regex);
+	zsp_buf_puts(&c->out, ")");
 }
 
 /* Nearest literal rule above item k that the sandbox can know about, or NULL. */
@@ -755,7 +701,7 @@ static const item *nearest_ancestor(const ctx *c, size_t k)
 
 static void emit_reads(ctx *c)
 {
-	put(&c->out, "\n;; Reads: `read` and `write` rules (a readable file can also be run)\n");
+	zsp_buf_puts(&c->out, "\n;; Reads: `read` and `write` rules (a readable file can also be run)\n");
 	bool any = false;
 	for (size_t k = 0; k < c->nlit; k++) {
 		const item *it = &c->lit[k];
@@ -765,9 +711,9 @@ static void emit_reads(ctx *c)
 		if (up && up->strength != S_DENY)
 			continue; /* readable through the rule above, which no deny between cuts */
 		put_comment(c, it, NULL);
-		put(&c->out, "(allow file-read* process-exec ");
+		zsp_buf_puts(&c->out, "(allow file-read* process-exec ");
 		put_literal_filters(c, &c->out, it, " ");
-		put(&c->out, ")\n");
+		zsp_buf_puts(&c->out, ")\n");
 		any = true;
 	}
 	for (size_t g = 0; g < c->nglob; g++) {
@@ -775,26 +721,26 @@ static void emit_reads(ctx *c)
 		if (it->strength == S_DENY || !it->regex || it->strength == S_PROTECT)
 			continue;
 		put_comment(c, it, NULL);
-		put(&c->out, "(allow file-read* process-exec ");
+		zsp_buf_puts(&c->out, "(allow file-read* process-exec ");
 		put_glob_region(c, it, "");
-		put(&c->out, ")\n");
+		zsp_buf_puts(&c->out, ")\n");
 		any = true;
 	}
 	if (!any)
-		put(&c->out, "; (none: nothing is readable but what the base allows)\n");
+		zsp_buf_puts(&c->out, "; (none: nothing is readable but what the base allows)\n");
 }
 
 static void emit_writes(ctx *c)
 {
-	put(&c->out, "\n;; Writes: writable roots, minus the read-only rules inside them (protected names:\n;; explicit denies below)\n");
+	zsp_buf_puts(&c->out, "\n;; Writes: writable roots, minus the read-only rules inside them (protected names:\n;; explicit denies below)\n");
 	bool any = false;
 	for (size_t k = 0; k < c->nlit; k++) {
 		if (c->lit[k].strength != S_WRITE)
 			continue;
 		put_comment(c, &c->lit[k], NULL);
-		put(&c->out, "(allow file-write* ");
+		zsp_buf_puts(&c->out, "(allow file-write* ");
 		put_region(c, k, cut_for_write, NULL, "");
-		put(&c->out, ")\n");
+		zsp_buf_puts(&c->out, ")\n");
 		any = true;
 	}
 	for (size_t g = 0; g < c->nglob; g++) {
@@ -802,13 +748,13 @@ static void emit_writes(ctx *c)
 		if (it->strength != S_WRITE || !it->regex)
 			continue;
 		put_comment(c, it, NULL);
-		put(&c->out, "(allow file-write* ");
+		zsp_buf_puts(&c->out, "(allow file-write* ");
 		put_glob_region(c, it, "");
-		put(&c->out, ")\n");
+		zsp_buf_puts(&c->out, ")\n");
 		any = true;
 	}
 	if (!any)
-		put(&c->out, "; (none: nothing is writable but what the base allows)\n");
+		zsp_buf_puts(&c->out, "; (none: nothing is writable but what the base allows)\n");
 }
 
 static bool unlinked(ctx *c, const char *path)
@@ -816,17 +762,9 @@ static bool unlinked(ctx *c, const char *path)
 	for (size_t i = 0; i < c->nunlinked; i++)
 		if (strcmp(c->unlinked[i], path) == 0)
 			return true;
-	if (c->nunlinked == c->unlinked_cap) {
-		size_t cap = c->unlinked_cap ? c->unlinked_cap * 2 : 32;
-		const char **nu = zsp_arena_alloc(c->a, cap * sizeof(*nu));
-		if (!nu) {
-			c->oom = true;
-			return true;
-		}
-		if (c->unlinked)
-			memcpy(nu, c->unlinked, c->nunlinked * sizeof(*nu));
-		c->unlinked = nu;
-		c->unlinked_cap = cap;
+	if (zsp_array_reserve(&c->unlinked, &c->unlinked_cap, c->nunlinked + 1, sizeof(*c->unlinked)) != 0) {
+		c->oom = true;
+		return true;
 	}
 	c->unlinked[c->nunlinked++] = path;
 	return false;
@@ -837,7 +775,7 @@ static bool unlinked(ctx *c, const char *path)
  * (allow file-write* ...) does not lift it. */
 static void emit_unlink(ctx *c, const item *it)
 {
-	buf f = { 0 };
+	zsp_buf f = { 0 };
 	const char *path = it->path;
 	if (it->glob) {
 		char *lit = glob_lit_prefix(c, path);
@@ -853,38 +791,38 @@ static void emit_unlink(ctx *c, const item *it)
 		}
 		if (strcmp(pre, "/") == 0 || unlinked(c, pre))
 			continue;
-		put(&f, " (literal ");
+		zsp_buf_puts(&f, " (literal ");
 		put_path(c, &f, pre);
-		put(&f, ")");
+		zsp_buf_puts(&f, ")");
 	}
 	if (it->glob && it->match_regex)
-		putf(&f, " (regex #\"%s\")", it->match_regex);
+		zsp_buf_printf(&f, " (regex #\"%s\")", it->match_regex);
 	if (f.oom)
 		c->oom = true;
 	if (f.len)
-		putf(&c->out, "(deny file-write-unlink%s)\n", f.s);
-	free(f.s);
+		zsp_buf_printf(&c->out, "(deny file-write-unlink%s)\n", f.data);
+	zsp_buf_free(&f);
 }
 
 static void emit_restrictions(ctx *c)
 {
-	put(&c->out, "\n;; Hidden and read-only paths: after the allows, so they win where they apply;\n"
+	zsp_buf_puts(&c->out, "\n;; Hidden and read-only paths: after the allows, so they win where they apply;\n"
 		     ";; each is cut by the more specific rules inside it, then move-blocked\n");
 	bool any = false;
 	for (size_t k = 0; k < c->nlit; k++) {
 		const item *it = &c->lit[k];
 		if (it->strength == S_DENY) {
 			put_comment(c, it, NULL);
-			put(&c->out, "(deny file-read* file-write* process-exec ");
+			zsp_buf_puts(&c->out, "(deny file-read* file-write* process-exec ");
 			put_region(c, k, cut_for_deny, glob_not_deny, "");
 		} else if (it->strength == S_PROTECT) {
 			put_comment(c, it, NULL);
-			put(&c->out, "(deny file-write* ");
+			zsp_buf_puts(&c->out, "(deny file-write* ");
 			put_region(c, k, cut_for_protect, glob_is_write, "");
 		} else {
 			continue;
 		}
-		put(&c->out, ")\n");
+		zsp_buf_puts(&c->out, ")\n");
 		emit_unlink(c, it);
 		any = true;
 	}
@@ -894,15 +832,15 @@ static void emit_restrictions(ctx *c)
 		if (!it->regex || it->strength == S_WRITE)
 			continue;
 		put_comment(c, it, it->strength == S_READ ? "read-only" : NULL);
-		put(&c->out, it->strength == S_DENY ? "(deny file-read* file-write* process-exec " : "(deny file-write* ");
+		zsp_buf_puts(&c->out, it->strength == S_DENY ? "(deny file-read* file-write* process-exec " : "(deny file-write* ");
 		put_glob_region(c, it, "");
-		put(&c->out, ")\n");
+		zsp_buf_puts(&c->out, ")\n");
 		if (it->strength != S_READ)
 			emit_unlink(c, it);
 		any = true;
 	}
 	if (!any)
-		put(&c->out, "; (none)\n");
+		zsp_buf_puts(&c->out, "; (none)\n");
 }
 
 /* ---- base, network, what cannot be enforced --------------------------------------------- */
@@ -922,28 +860,28 @@ static const char *const base_services[] = {
 
 static void emit_base(ctx *c)
 {
-	buf *b = &c->out;
-	put(b, "\n;; Base: what ordinary tools need to run (doc/sbpl.md); programs run only from\n"
+	zsp_buf *b = &c->out;
+	zsp_buf_puts(b, "\n;; Base: what ordinary tools need to run (doc/sbpl.md); programs run only from\n"
 	       ";; readable paths (process-exec goes with file-read* below)\n");
-	put(b, "(allow process-fork)\n");
-	put(b, "(allow signal (target same-sandbox))\n");
-	put(b, "(allow process-info* (target same-sandbox))\n");
-	put(b, "; sysctls read by libc, Node's os.cpus(), ps, uname\n(allow sysctl-read");
+	zsp_buf_puts(b, "(allow process-fork)\n");
+	zsp_buf_puts(b, "(allow signal (target same-sandbox))\n");
+	zsp_buf_puts(b, "(allow process-info* (target same-sandbox))\n");
+	zsp_buf_puts(b, "; sysctls read by libc, Node's os.cpus(), ps, uname\n(allow sysctl-read");
 	for (size_t i = 0; i < sizeof(base_sysctls) / sizeof(base_sysctls[0]); i++)
-		putf(b, "\n\t(sysctl-name \"%s\")", base_sysctls[i]);
+		zsp_buf_printf(b, "\n\t(sysctl-name \"%s\")", base_sysctls[i]);
 	for (size_t i = 0; i < sizeof(base_sysctl_prefixes) / sizeof(base_sysctl_prefixes[0]); i++)
-		putf(b, "\n\t(sysctl-name-prefix \"%s\")", base_sysctl_prefixes[i]);
-	put(b, ")\n");
-	put(b, "; user and group lookups, preferences, power assertions, ps\n(allow mach-lookup");
+		zsp_buf_printf(b, "\n\t(sysctl-name-prefix \"%s\")", base_sysctl_prefixes[i]);
+	zsp_buf_puts(b, ")\n");
+	zsp_buf_puts(b, "; user and group lookups, preferences, power assertions, ps\n(allow mach-lookup");
 	for (size_t i = 0; i < sizeof(base_services) / sizeof(base_services[0]); i++)
-		putf(b, "\n\t(global-name \"%s\")", base_services[i]);
-	put(b, ")\n");
-	put(b, "; terminals: a new pseudo-terminal and its replica\n");
-	put(b, "(allow pseudo-tty)\n");
-	put(b, "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") (regex #\"^/dev/ttys[0-9]+$\"))\n");
-	put(b, "(allow file-read* file-write-data (literal \"/dev/null\"))\n");
-	put(b, "(allow ipc-posix-sem)\n");
-	put(b, "(allow user-preference-read)\n");
+		zsp_buf_printf(b, "\n\t(global-name \"%s\")", base_services[i]);
+	zsp_buf_puts(b, ")\n");
+	zsp_buf_puts(b, "; terminals: a new pseudo-terminal and its replica\n");
+	zsp_buf_puts(b, "(allow pseudo-tty)\n");
+	zsp_buf_puts(b, "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") (regex #\"^/dev/ttys[0-9]+$\"))\n");
+	zsp_buf_puts(b, "(allow file-read* file-write-data (literal \"/dev/null\"))\n");
+	zsp_buf_puts(b, "(allow ipc-posix-sem)\n");
+	zsp_buf_puts(b, "(allow user-preference-read)\n");
 }
 
 /* Seatbelt's (remote ip "HOST:PORT") takes `*` or `localhost` as the host. */
@@ -968,16 +906,16 @@ static void put_net_comment(ctx *c, zsp_loc loc, const char *text)
 {
 	char where[512];
 	const char *l = zsp_loc_string(where, sizeof(where), loc);
-	putf(&c->out, "; %s  %s\n", l ? l : "(built-in)", text);
+	zsp_buf_printf(&c->out, "; %s  %s\n", l ? l : "(built-in)", text);
 }
 
 static void emit_network(ctx *c)
 {
 	const zsp_ir_policy *p = c->p;
-	buf *b = &c->out;
-	putf(b, "\n;; Network: mode %s\n", zsp_net_mode_name(p->net_mode));
+	zsp_buf *b = &c->out;
+	zsp_buf_printf(b, "\n;; Network: mode %s\n", zsp_net_mode_name(p->net_mode));
 	if (p->net_mode == ZSP_NET_FULL) {
-		put(b, "(allow network-outbound)\n(allow network-inbound)\n(allow network-bind)\n(allow system-socket)\n");
+		zsp_buf_puts(b, "(allow network-outbound)\n(allow network-inbound)\n(allow network-bind)\n(allow system-socket)\n");
 		for (size_t i = 0; i < p->nhosts; i++) {
 			const zsp_ir_host *h = &p->hosts[i];
 			const char *sh = seatbelt_host(h->host);
@@ -993,7 +931,7 @@ static void emit_network(ctx *c)
 			snprintf(port, sizeof(port), h->port ? "%u" : "*", h->port);
 			snprintf(text, sizeof(text), "deny \"%s:%s\"", h->host, port);
 			put_net_comment(c, h->loc, text);
-			putf(b, "(deny network-outbound (remote ip \"%s:%s\"))\n", sh, port);
+			zsp_buf_printf(b, "(deny network-outbound (remote ip \"%s:%s\"))\n", sh, port);
 		}
 	} else if (p->net_mode == ZSP_NET_PROXY) {
 		const zsp_ir_param *pp = find_param(p, "PROXY_PORT");
@@ -1003,17 +941,17 @@ static void emit_network(ctx *c)
 		if (!v || !*v || *end || port < 1 || port > 65535) {
 			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->loc,
 					 "on macOS, mode proxy lets the sandbox reach only the proxy, whose port the policy does not give: declare `param PROXY_PORT;` and give it with -D PROXY_PORT=N (until then there is no network)");
-			put(b, "; no proxy port (param PROXY_PORT): no network\n");
+			zsp_buf_puts(b, "; no proxy port (param PROXY_PORT): no network\n");
 		} else {
-			putf(b, "; only the proxy on localhost:%ld (PROXY_PORT), which enforces the host rules\n", port);
-			putf(b, "(allow network-outbound (remote ip \"localhost:%ld\"))\n", port);
+			zsp_buf_printf(b, "; only the proxy on localhost:%ld (PROXY_PORT), which enforces the host rules\n", port);
+			zsp_buf_printf(b, "(allow network-outbound (remote ip \"localhost:%ld\"))\n", port);
 		}
 		for (size_t i = 0; i < p->nhosts; i++)
 			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->hosts[i].loc,
 					 "on macOS, Seatbelt filters connections by address, not by host name: `%s` is left to the proxy (PROXY_PORT)",
 					 p->hosts[i].host);
 	} else {
-		put(b, "; none: no network rule, so (deny default) refuses every connection\n");
+		zsp_buf_puts(b, "; none: no network rule, so (deny default) refuses every connection\n");
 	}
 	bool any_unix = false;
 	for (int pass = 0; pass < 2; pass++) {
@@ -1023,7 +961,7 @@ static void emit_network(ctx *c)
 			if (u->decision != want)
 				continue;
 			if (!any_unix && want == ZSP_ALLOW && p->net_mode != ZSP_NET_FULL)
-				put(b, "; unix sockets (creating one is allowed, connecting only where a rule says)\n"
+				zsp_buf_puts(b, "; unix sockets (creating one is allowed, connecting only where a rule says)\n"
 				       "(allow system-socket (socket-domain AF_UNIX))\n");
 			any_unix = true;
 			char text[600];
@@ -1033,9 +971,9 @@ static void emit_network(ctx *c)
 			char *path = cp ? unescape(c, cp) : NULL;
 			if (!path)
 				return;
-			putf(b, "(%s network-outbound (remote unix-socket (path-literal ", want == ZSP_ALLOW ? "allow" : "deny");
+			zsp_buf_printf(b, "(%s network-outbound (remote unix-socket (path-literal ", want == ZSP_ALLOW ? "allow" : "deny");
 			put_path(c, b, path);
-			put(b, ")))\n");
+			zsp_buf_puts(b, ")))\n");
 		}
 	}
 }
@@ -1069,11 +1007,11 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 	}
 	unsigned errors = d->errors;
 	collect(&c);
-	putf(&c.out, "; Seatbelt profile (SBPL) of policy \"%s\" from %s, by zspc %s.\n", p->name,
+	zsp_buf_printf(&c.out, "; Seatbelt profile (SBPL) of policy \"%s\" from %s, by zspc %s.\n", p->name,
 	     source ? source : "(unnamed)", zsp_version());
-	put(&c.out, "; Run it with sandbox-exec -p PROFILE -DNAME=VALUE ... for each (param \"NAME\") it reads\n"
+	zsp_buf_puts(&c.out, "; Run it with sandbox-exec -p PROFILE -DNAME=VALUE ... for each (param \"NAME\") it reads\n"
 		    "; (canonical paths: /private/tmp, not /tmp). doc/sbpl.md explains each part.\n");
-	put(&c.out, "(version 1)\n(deny default)\n");
+	zsp_buf_puts(&c.out, "(version 1)\n(deny default)\n");
 	emit_base(&c);
 	emit_reads(&c);
 	emit_writes(&c);
@@ -1083,15 +1021,17 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 	if (c.oom || c.out.oom) {
 		zsp_diag_error_noloc(d, "out of memory");
 	} else if (d->errors == errors) {
-		out->text = c.out.s;
+		out->text = c.out.data;
 		out->len = c.out.len;
 		out->params = c.params;
 		out->nparams = c.nparams;
+		free(c.unlinked);
 		zsp_arena_free(c.a);
 		return 0;
 	}
-	free(c.out.s);
+	zsp_buf_free(&c.out);
 	free(c.params);
+	free(c.unlinked);
 	zsp_arena_free(c.a);
 	return -1;
 }

@@ -8,57 +8,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../lang/buf.h"
 #include "wsl.h"
 
-/* A growing string; after a failed allocation it stays failed and is freed by its user. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-static void sb_repeat(struct sbuf *b, char c, size_t n)
+static void sb_repeat(zsp_buf *b, char c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		sb_add(b, &c, 1);
-}
-
-/* Detaches the string: NULL (and nothing left allocated) after an allocation failed. */
-static char *sb_take(struct sbuf *b)
-{
-	if (b->oom) {
-		free(b->p);
-		return NULL;
-	}
-	if (!b->p)
-		return strdup("");
-	return b->p;
+		zsp_buf_putc(b, c);
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whylen, const char *fmt, ...)
@@ -133,7 +89,7 @@ bool zsp_wsl_is_windows_path(const char *s)
 
 /* Appends the components of rest to b (which holds the root, root bytes long), resolving `.`
  * and `..` by name unless verbatim (a `\\?\` path, which Windows does not normalize). */
-static int append_components(struct sbuf *b, size_t root, const char *rest, bool verbatim, char *why,
+static int append_components(zsp_buf *b, size_t root, const char *rest, bool verbatim, char *why,
 			     size_t whylen)
 {
 	while (*rest) {
@@ -152,12 +108,12 @@ static int append_components(struct sbuf *b, size_t root, const char *rest, bool
 			continue;
 		if (dotdot) {
 			/* as Windows does: by name, and never above the root */
-			while (b->len > root && b->p[b->len - 1] != '/')
+			while (b->len > root && b->data[b->len - 1] != '/')
 				b->len--;
 			if (b->len > root)
 				b->len--;
-			if (b->p)
-				b->p[b->len] = '\0';
+			if (b->data)
+				b->data[b->len] = '\0';
 			continue;
 		}
 		if (memchr(c, ':', n))
@@ -167,13 +123,13 @@ static int append_components(struct sbuf *b, size_t root, const char *rest, bool
 			return fail(why, whylen,
 				    "the name `%.*s` ends with a %s, which Windows strips and Linux keeps: give it without",
 				    (int)n, c, c[n - 1] == '.' ? "dot" : "space");
-		sb_add(b, "/", 1);
-		sb_add(b, c, n);
+		zsp_buf_add(b, "/", 1);
+		zsp_buf_add(b, c, n);
 	}
 	return 0;
 }
 
-static int unc_path(struct sbuf *b, const char *s, bool verbatim, const char *distribution, char *why,
+static int unc_path(zsp_buf *b, const char *s, bool verbatim, const char *distribution, char *why,
 		    size_t whylen)
 {
 	size_t host = component_len(s);
@@ -194,11 +150,11 @@ static int unc_path(struct sbuf *b, const char *s, bool verbatim, const char *di
 	return append_components(b, 0, share + nshare, verbatim, why, whylen);
 }
 
-static int drive_path(struct sbuf *b, const char *s, bool verbatim, char *why, size_t whylen)
+static int drive_path(zsp_buf *b, const char *s, bool verbatim, char *why, size_t whylen)
 {
 	char root[] = "/mnt/x";
 	root[5] = (char)(s[0] | 0x20);
-	sb_str(b, root);
+	zsp_buf_puts(b, root);
 	return append_components(b, sizeof(root) - 1, s + 2, verbatim, why, whylen);
 }
 
@@ -213,7 +169,7 @@ int zsp_wsl_path(const char *path, const char *distribution, char **out, char *w
 		*out = strdup(path);
 		return *out ? 0 : fail(why, whylen, "out of memory");
 	}
-	struct sbuf b = { 0 };
+	zsp_buf b = { 0 };
 	int rc;
 	if (path[0] == '\\' && is_sep(path[1])) {
 		const char *s = path + 2;
@@ -239,24 +195,24 @@ int zsp_wsl_path(const char *path, const char *distribution, char **out, char *w
 		rc = fail(why, whylen, "a relative path: give an absolute one");
 	}
 	if (rc == 0 && b.len == 0)
-		sb_add(&b, "/", 1);
+		zsp_buf_add(&b, "/", 1);
 	if (rc == 0 && b.oom)
 		rc = fail(why, whylen, "out of memory");
 	if (rc != 0) {
-		free(b.p);
+		zsp_buf_free(&b);
 		return -1;
 	}
-	*out = b.p;
+	*out = zsp_buf_take(&b, NULL);
 	return 0;
 }
 
-static void quote_into(struct sbuf *b, const char *arg)
+static void quote_into(zsp_buf *b, const char *arg)
 {
 	if (*arg && !strpbrk(arg, " \t\"")) {
-		sb_str(b, arg);
+		zsp_buf_puts(b, arg);
 		return;
 	}
-	sb_add(b, "\"", 1);
+	zsp_buf_add(b, "\"", 1);
 	for (const char *s = arg;; s++) {
 		size_t n = 0;
 		while (*s == '\\') {
@@ -272,16 +228,16 @@ static void quote_into(struct sbuf *b, const char *arg)
 		} else {
 			sb_repeat(b, '\\', n);
 		}
-		sb_add(b, s, 1);
+		zsp_buf_add(b, s, 1);
 	}
-	sb_add(b, "\"", 1);
+	zsp_buf_add(b, "\"", 1);
 }
 
 char *zsp_wsl_quote(const char *arg)
 {
-	struct sbuf b = { 0 };
+	zsp_buf b = { 0 };
 	quote_into(&b, arg);
-	return sb_take(&b);
+	return zsp_buf_take(&b, NULL);
 }
 
 /* Translates *path in place (into the arena); what names it goes into the error. */
@@ -363,16 +319,16 @@ int zsp_wsl_translate(zsp_wsl_invocation *inv, zsp_arena *a, zsp_diag *d)
 	return d->errors > errors ? -1 : 0;
 }
 
-static void arg(struct sbuf *b, const char *s)
+static void arg(zsp_buf *b, const char *s)
 {
-	sb_add(b, " ", 1);
+	zsp_buf_add(b, " ", 1);
 	quote_into(b, s);
 }
 
 char *zsp_wsl_command_line(const zsp_wsl_invocation *inv)
 {
-	struct sbuf b = { 0 };
-	sb_str(&b, "wsl.exe");
+	zsp_buf b = { 0 };
+	zsp_buf_puts(&b, "wsl.exe");
 	if (inv->distribution) {
 		arg(&b, "--distribution");
 		arg(&b, inv->distribution);
@@ -394,14 +350,14 @@ char *zsp_wsl_command_line(const zsp_wsl_invocation *inv)
 	if (inv->strict)
 		arg(&b, "--strict");
 	for (size_t i = 0; i < inv->nwarnings; i++) {
-		struct sbuf w = { 0 };
-		sb_str(&w, "-W");
-		sb_str(&w, inv->warnings[i]);
+		zsp_buf w = { 0 };
+		zsp_buf_puts(&w, "-W");
+		zsp_buf_puts(&w, inv->warnings[i]);
 		if (w.oom)
 			b.oom = true;
 		else
-			arg(&b, w.p);
-		free(w.p);
+			arg(&b, w.data);
+		zsp_buf_free(&w);
 	}
 	for (size_t i = 0; i < inv->nincludes; i++) {
 		arg(&b, "-I");
@@ -410,20 +366,20 @@ char *zsp_wsl_command_line(const zsp_wsl_invocation *inv)
 	arg(&b, "-p");
 	arg(&b, inv->policy_file);
 	for (size_t i = 0; i < inv->ndefines; i++) {
-		struct sbuf def = { 0 };
-		sb_str(&def, inv->define_names[i]);
-		sb_add(&def, "=", 1);
-		sb_str(&def, inv->define_values[i]);
+		zsp_buf def = { 0 };
+		zsp_buf_puts(&def, inv->define_names[i]);
+		zsp_buf_add(&def, "=", 1);
+		zsp_buf_puts(&def, inv->define_values[i]);
 		arg(&b, "-D");
 		if (def.oom)
 			b.oom = true;
 		else
-			arg(&b, def.p);
-		free(def.p);
+			arg(&b, def.data);
+		zsp_buf_free(&def);
 	}
 	arg(&b, "--");
 	for (size_t i = 0; i < inv->ncommand; i++)
 		arg(&b, inv->command[i]);
-	sb_add(&b, "\n", 1);
-	return sb_take(&b);
+	zsp_buf_add(&b, "\n", 1);
+	return zsp_buf_take(&b, NULL);
 }

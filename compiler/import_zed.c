@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../lang/arena.h"
+#include "../lang/buf.h"
 #include "regex.h"
 #include "zsp.h"
 
@@ -478,106 +479,47 @@ static jval *parse_document(struct jp *p)
 
 /* ---- output ---- */
 
-struct out {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void out_add(struct out *o, const char *s, size_t n)
-{
-	if (o->oom)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap : 1024;
-		while (cap < o->len + n + 1)
-			cap *= 2;
-		char *ns = realloc(o->s, cap);
-		if (!ns) {
-			o->oom = true;
-			return;
-		}
-		o->s = ns;
-		o->cap = cap;
-	}
-	memcpy(o->s + o->len, s, n);
-	o->len += n;
-	o->s[o->len] = '\0';
-}
-
-static void out_str(struct out *o, const char *s)
-{
-	out_add(o, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void out_printf(struct out *o, const char *fmt, ...)
-{
-	char small[256];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		o->oom = true;
-		return;
-	}
-	if ((size_t)n < sizeof(small)) {
-		out_add(o, small, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		o->oom = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	out_add(o, big, (size_t)n);
-	free(big);
-}
-
 static bool is_ctrl(unsigned char c)
 {
 	return c < 0x20 || c == 0x7f;
 }
 
 /* A control character as a regex (and zsp string) escape: \n \t \r or \xHH. */
-static void out_ctrl(struct out *o, unsigned char c)
+static void out_ctrl(zsp_buf *o, unsigned char c)
 {
 	if (c == '\n')
-		out_str(o, "\\n");
+		zsp_buf_puts(o, "\\n");
 	else if (c == '\t')
-		out_str(o, "\\t");
+		zsp_buf_puts(o, "\\t");
 	else if (c == '\r')
-		out_str(o, "\\r");
+		zsp_buf_puts(o, "\\r");
 	else
-		out_printf(o, "\\x%02X", c);
+		zsp_buf_printf(o, "\\x%02X", c);
 }
 
 /* Text for a `#` comment: one line, control characters escaped, in double quotes when `quote`. */
-static void out_comment_text(struct out *o, const char *s, size_t n, bool quote)
+static void out_comment_text(zsp_buf *o, const char *s, size_t n, bool quote)
 {
 	if (quote)
-		out_str(o, "\"");
+		zsp_buf_puts(o, "\"");
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (is_ctrl(c))
 			out_ctrl(o, c);
 		else if (quote && (c == '"' || c == '\\'))
-			out_printf(o, "\\%c", c);
+			zsp_buf_printf(o, "\\%c", c);
 		else
-			out_add(o, s + i, 1);
+			zsp_buf_add(o, s + i, 1);
 	}
 	if (quote)
-		out_str(o, "\"");
+		zsp_buf_puts(o, "\"");
 }
 
 /* ---- regex literals ---- */
 
 /* The body of a zsp regex literal for `pat`: an unescaped `/` becomes `\/`, a control character
  * its escape (a `\` before one only quoted it). */
-static void out_regex_body(struct out *o, const char *pat, size_t n)
+static void out_regex_body(zsp_buf *o, const char *pat, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)pat[i];
@@ -586,15 +528,15 @@ static void out_regex_body(struct out *o, const char *pat, size_t n)
 			if (is_ctrl(d)) {
 				out_ctrl(o, d);
 			} else {
-				out_add(o, "\\", 1);
-				out_add(o, pat + i, 1);
+				zsp_buf_add(o, "\\", 1);
+				zsp_buf_add(o, pat + i, 1);
 			}
 		} else if (c == '/') {
-			out_str(o, "\\/");
+			zsp_buf_puts(o, "\\/");
 		} else if (is_ctrl(c)) {
 			out_ctrl(o, c);
 		} else {
-			out_add(o, pat + i, 1);
+			zsp_buf_add(o, pat + i, 1);
 		}
 	}
 }
@@ -736,12 +678,12 @@ static void fail_duplicate(struct jp *p, const jval *first, const jval *dup)
 {
 	unsigned l, c;
 	position(p, first->key_off, &l, &c);
-	struct out k = { 0 };
+	zsp_buf k = { 0 };
 	out_comment_text(&k, dup->key, dup->klen, true);
 	jfail(p, dup->key_off,
 	      "duplicate key %s (first at %u:%u); Zed would use the last one, zspc refuses to guess",
-	      k.s ? k.s : "", l, c);
-	free(k.s);
+	      k.data ? k.data : "", l, c);
+	zsp_buf_free(&k);
 }
 
 /* The member `key` of obj, or NULL when it is absent or null. A second member with that key is
@@ -827,23 +769,23 @@ static enum decision read_decision(struct jp *p, const jval *v, const char *what
 		return D_DENY;
 	if ((v->n == 7 && memcmp(v->s, "confirm", 7) == 0) || (v->n == 3 && memcmp(v->s, "ask", 3) == 0))
 		return D_ASK;
-	struct out t = { 0 };
+	zsp_buf t = { 0 };
 	out_comment_text(&t, v->s, v->n, true);
 	jfail(p, v->off, "%s is %s; Zed's modes are \"allow\", \"deny\" and \"confirm\"", what,
-	      t.s ? t.s : "");
-	free(t.s);
+	      t.data ? t.data : "");
+	zsp_buf_free(&t);
 	return D_UNSET;
 }
 
 /* "# ignored: unknown key "k" in WHERE (L:C)", so that nothing is dropped out of sight. */
-static void note_unknown(struct jp *p, struct out *o, const char *indent, const jval *m,
+static void note_unknown(struct jp *p, zsp_buf *o, const char *indent, const jval *m,
 			 const char *where)
 {
 	unsigned l, c;
 	position(p, m->key_off, &l, &c);
-	out_printf(o, "%s# ignored: unknown key ", indent);
+	zsp_buf_printf(o, "%s# ignored: unknown key ", indent);
 	out_comment_text(o, m->key, m->klen, true);
-	out_printf(o, " in %s (%u:%u)\n", where, l, c);
+	zsp_buf_printf(o, " in %s (%u:%u)\n", where, l, c);
 }
 
 static bool known_tool_key(const jval *m)
@@ -857,7 +799,7 @@ static bool known_tool_key(const jval *m)
 }
 
 /* One rule item: {"pattern": "...", "case_sensitive": bool} or a bare pattern string. */
-static bool read_rule(struct jp *p, const jval *item, struct rule *r, struct out *notes)
+static bool read_rule(struct jp *p, const jval *item, struct rule *r, zsp_buf *notes)
 {
 	if (item->kind == J_STR) {
 		r->pattern = item;
@@ -890,7 +832,7 @@ static bool read_rule(struct jp *p, const jval *item, struct rule *r, struct out
 }
 
 /* The tool's rules in input order (lists in key order, items in list order). */
-static struct rule *read_rules(struct jp *p, const jval *tool, size_t *count, struct out *notes)
+static struct rule *read_rules(struct jp *p, const jval *tool, size_t *count, zsp_buf *notes)
 {
 	size_t n = 0;
 	for (const jval *m = tool->first; m; m = m->next)
@@ -925,7 +867,7 @@ static struct rule *read_rules(struct jp *p, const jval *tool, size_t *count, st
 
 /* Why Zed refuses the pattern, which makes it deny the whole tool, or NULL. `lit` receives the
  * regex literal body; what zsp's lexer makes of it is what gets validated. */
-static const char *pattern_problem(struct jp *p, const struct rule *r, struct out *lit, char *msg,
+static const char *pattern_problem(struct jp *p, const struct rule *r, zsp_buf *lit, char *msg,
 				   size_t msgsize)
 {
 	const jval *v = r->pattern;
@@ -937,7 +879,7 @@ static const char *pattern_problem(struct jp *p, const struct rule *r, struct ou
 		joom(p);
 		return NULL;
 	}
-	lex_regex_body(lit->s, lit->len, compiled);
+	lex_regex_body(lit->data, lit->len, compiled);
 	char emsg[256];
 	size_t off;
 	if (!zsp_regex_check(compiled, r->case_sensitive, emsg, sizeof(emsg), &off)) {
@@ -950,49 +892,49 @@ static const char *pattern_problem(struct jp *p, const struct rule *r, struct ou
 			 rust);
 		return msg;
 	}
-	if ((lit->len != v->n || memcmp(lit->s, v->s, v->n) != 0) && has_x_flag(v->s, v->n))
+	if ((lit->len != v->n || memcmp(lit->data, v->s, v->n) != 0) && has_x_flag(v->s, v->n))
 		return "sets the x flag and holds a `/` or a control character: no zsp regex literal "
 		       "can say the same";
 	return NULL;
 }
 
 /* The tool name as a zsp string literal. */
-static void out_zsp_string(struct out *o, const char *s, size_t n)
+static void out_zsp_string(zsp_buf *o, const char *s, size_t n)
 {
-	out_str(o, "\"");
+	zsp_buf_puts(o, "\"");
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\')
-			out_printf(o, "\\%c", c);
+			zsp_buf_printf(o, "\\%c", c);
 		else if (is_ctrl(c))
 			out_ctrl(o, c);
 		else
-			out_add(o, s + i, 1);
+			zsp_buf_add(o, s + i, 1);
 	}
-	out_str(o, "\"");
+	zsp_buf_puts(o, "\"");
 }
 
-static void emit_rule_ref(struct jp *p, struct out *o, const struct rule *r)
+static void emit_rule_ref(struct jp *p, zsp_buf *o, const struct rule *r)
 {
 	unsigned l, c;
 	position(p, r->pattern->off, &l, &c);
-	out_printf(o, "%s[%zu] (%u:%u) ", r->list, r->index, l, c);
+	zsp_buf_printf(o, "%s[%zu] (%u:%u) ", r->list, r->index, l, c);
 	out_comment_text(o, r->pattern->s, r->pattern->n, true);
 }
 
-static void emit_tool(struct jp *p, struct out *o, const jval *tool)
+static void emit_tool(struct jp *p, zsp_buf *o, const jval *tool)
 {
 	unsigned l, c;
 	position(p, tool->key_off, &l, &c);
 	if (tool->klen == 0 || memchr(tool->key, '\0', tool->klen)) {
-		out_str(o, "  # ignored: tool ");
+		zsp_buf_puts(o, "  # ignored: tool ");
 		out_comment_text(o, tool->key, tool->klen, true);
-		out_printf(o, " (%u:%u): no tool has an empty name or a NUL in it\n", l, c);
+		zsp_buf_printf(o, " (%u:%u): no tool has an empty name or a NUL in it\n", l, c);
 		return;
 	}
 	if (!expect_kind(p, tool, J_OBJ, "a tool's settings") || !unique_keys(p, tool))
 		return;
-	struct out notes = { 0 }, body = { 0 };
+	zsp_buf notes = { 0 }, body = { 0 };
 	for (const jval *m = tool->first; m; m = m->next)
 		if (!known_tool_key(m))
 			note_unknown(p, &notes, "    ", m, "this tool");
@@ -1002,79 +944,79 @@ static void emit_tool(struct jp *p, struct out *o, const jval *tool)
 	size_t bad = 0;
 	bool mcp = tool->klen > 4 && memcmp(tool->key, "mcp:", 4) == 0;
 	for (size_t i = 0; rules && i < n && !p->failed; i++) {
-		struct out lit = { 0 };
+		zsp_buf lit = { 0 };
 		char msg[384];
 		const char *why = pattern_problem(p, &rules[i], &lit, msg, sizeof(msg));
 		if (why) {
 			if (!bad)
 				body.len = 0; /* the tool is denied: drop the rules written so far */
-			out_str(&body, "    # ");
+			zsp_buf_puts(&body, "    # ");
 			emit_rule_ref(p, &body, &rules[i]);
-			out_printf(&body, " %s\n", why);
+			zsp_buf_printf(&body, " %s\n", why);
 			bad++;
 		} else if (!bad && mcp) {
-			out_str(&body, "    # Zed decides MCP tools by their default alone; not imported: ");
+			zsp_buf_puts(&body, "    # Zed decides MCP tools by their default alone; not imported: ");
 			emit_rule_ref(p, &body, &rules[i]);
-			out_str(&body, "\n");
+			zsp_buf_puts(&body, "\n");
 		} else if (!bad) {
-			out_printf(&body, "    %s /", decision_word[rules[i].d]);
-			out_add(&body, lit.s ? lit.s : "", lit.len);
-			out_str(&body, rules[i].case_sensitive ? "/c;\n" : "/;\n");
+			zsp_buf_printf(&body, "    %s /", decision_word[rules[i].d]);
+			zsp_buf_add(&body, lit.data, lit.len);
+			zsp_buf_puts(&body, rules[i].case_sensitive ? "/c;\n" : "/;\n");
 		}
-		free(lit.s);
+		zsp_buf_free(&lit);
 	}
 	if (!p->failed) {
-		out_str(o, "  tool ");
+		zsp_buf_puts(o, "  tool ");
 		out_zsp_string(o, tool->key, tool->klen);
 		if (!notes.len && !body.len && !def && !bad) {
-			out_str(o, " { }\n");
+			zsp_buf_puts(o, " { }\n");
 		} else {
-			out_str(o, " {\n");
-			out_add(o, notes.s ? notes.s : "", notes.len);
+			zsp_buf_puts(o, " {\n");
+			zsp_buf_add(o, notes.data, notes.len);
 			if (bad) {
-				out_add(o, body.s, body.len);
-				out_str(o, "    # Zed denies a tool when one of its patterns is invalid or empty");
+				zsp_buf_add(o, body.data, body.len);
+				zsp_buf_puts(o, "    # Zed denies a tool when one of its patterns is invalid or empty");
 				if (def)
-					out_printf(o, "; not imported: default %s", decision_word[def]);
+					zsp_buf_printf(o, "; not imported: default %s", decision_word[def]);
 				if (n > bad)
-					out_printf(o, "%s%zu other rule%s", def ? ", " : "; not imported: ",
+					zsp_buf_printf(o, "%s%zu other rule%s", def ? ", " : "; not imported: ",
 						   n - bad, n - bad == 1 ? "" : "s");
-				out_str(o, "\n");
-				out_str(o, "    default deny;\n");
+				zsp_buf_puts(o, "\n");
+				zsp_buf_puts(o, "    default deny;\n");
 			} else {
 				if (def)
-					out_printf(o, "    default %s;\n", decision_word[def]);
-				out_add(o, body.s ? body.s : "", body.len);
+					zsp_buf_printf(o, "    default %s;\n", decision_word[def]);
+				zsp_buf_add(o, body.data, body.len);
 			}
-			out_str(o, "  }\n");
+			zsp_buf_puts(o, "  }\n");
 		}
 	}
 	o->oom |= notes.oom || body.oom;
-	free(notes.s);
-	free(body.s);
+	zsp_buf_free(&notes);
+	zsp_buf_free(&body);
 }
 
 /* "# other settings, not imported: a, b.c" for the parts of a settings file that are not tool
  * permissions (the reviewer sees they were left out). */
-static void note_other(struct out *list, const char *prefix, const jval *obj, const char *keep)
+static void note_other(zsp_buf *list, const char *prefix, const jval *obj, const char *keep)
 {
 	for (const jval *m = obj->first; m; m = m->next) {
 		if (key_is(m, keep))
 			continue;
-		out_str(list, list->len ? ", " : "");
-		out_str(list, prefix);
+		zsp_buf_puts(list, list->len ? ", " : "");
+		zsp_buf_puts(list, prefix);
 		out_comment_text(list, m->key, m->klen, false);
 	}
 }
 
-static void map_settings(struct jp *p, struct out *o, const jval *root, const char *source)
+static void map_settings(struct jp *p, zsp_buf *o, const jval *root, const char *source)
 {
 	if (root->kind != J_OBJ) {
 		jfail(p, root->off, "expected an object: Zed's settings, or their agent.tool_permissions");
 		return;
 	}
 	const jval *tp = root;
-	struct out other = { 0 };
+	zsp_buf other = { 0 };
 	if (has_key(root, "agent")) {
 		const jval *agent = member(p, root, "agent");
 		note_other(&other, "", root, "agent");
@@ -1094,28 +1036,28 @@ static void map_settings(struct jp *p, struct out *o, const jval *root, const ch
 	if (tools && (!expect_kind(p, tools, J_OBJ, "\"tools\"") || !unique_keys(p, tools)))
 		tools = NULL;
 	if (!p->failed) {
-		out_str(o, "# imported from ");
+		zsp_buf_puts(o, "# imported from ");
 		out_comment_text(o, source, strlen(source), false);
-		out_str(o, " by zspc --import zed\n");
+		zsp_buf_puts(o, " by zspc --import zed\n");
 		if (other.len) {
-			out_str(o, "# other settings, not imported: ");
-			out_add(o, other.s, other.len);
-			out_str(o, "\n");
+			zsp_buf_puts(o, "# other settings, not imported: ");
+			zsp_buf_add(o, other.data, other.len);
+			zsp_buf_puts(o, "\n");
 		}
-		out_str(o, "zsp 1;\n\npolicy \"zed\" {\n");
+		zsp_buf_puts(o, "zsp 1;\n\npolicy \"zed\" {\n");
 		if (def)
-			out_printf(o, "  default %s;\n", decision_word[def]);
+			zsp_buf_printf(o, "  default %s;\n", decision_word[def]);
 		else
-			out_str(o, "  default ask; # not set: Zed's default is \"confirm\"\n");
+			zsp_buf_puts(o, "  default ask; # not set: Zed's default is \"confirm\"\n");
 		for (const jval *m = tp ? tp->first : NULL; m; m = m->next)
 			if (!key_is(m, "default") && !key_is(m, "tools"))
 				note_unknown(p, o, "  ", m, "tool_permissions");
 		for (const jval *t = tools ? tools->first : NULL; t && !p->failed; t = t->next)
 			emit_tool(p, o, t);
-		out_str(o, "}\n");
+		zsp_buf_puts(o, "}\n");
 	}
 	o->oom |= other.oom;
-	free(other.s);
+	zsp_buf_free(&other);
 }
 
 int zsp_import_zed(const char *json, size_t len, const char *source_name, char **out, char *err,
@@ -1125,7 +1067,7 @@ int zsp_import_zed(const char *json, size_t len, const char *source_name, char *
 	if (err && errsize)
 		err[0] = '\0';
 	struct jp p = { .t = json, .len = len };
-	struct out o = { 0 };
+	zsp_buf o = { 0 };
 	p.a = zsp_arena_new();
 	if (!p.a) {
 		if (err && errsize)
@@ -1148,9 +1090,9 @@ int zsp_import_zed(const char *json, size_t len, const char *source_name, char *
 			snprintf(err, errsize, "%u:%u: %s", l, c, p.msg);
 	}
 	if (rc == ZSP_OK)
-		*out = o.s;
+		*out = zsp_buf_take(&o, NULL);
 	else
-		free(o.s);
+		zsp_buf_free(&o);
 	zsp_arena_free(p.a);
 	return rc;
 }

@@ -2,73 +2,32 @@
  * key order is fixed, lists are in IR order, locations are "file:line:col". */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "../lang/buf.h"
 #include "compile.h"
 
 struct out {
-	char *p;
-	size_t len, cap;
-	bool oom;
+	zsp_buf b;
 	int depth;
 	bool first;   /* no member written yet at this depth */
 };
-
-static void put(struct out *o, const char *s, size_t n)
-{
-	if (o->oom)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap : 4096;
-		while (cap < o->len + n + 1)
-			cap *= 2;
-		char *p = realloc(o->p, cap);
-		if (!p) {
-			o->oom = true;
-			return;
-		}
-		o->p = p;
-		o->cap = cap;
-	}
-	memcpy(o->p + o->len, s, n);
-	o->len += n;
-	o->p[o->len] = '\0';
-}
-
-static void puts_(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
-
-static void putf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(struct out *o, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		put(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
 
 static void esc(struct out *o, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
-		case '"': puts_(o, "\\\""); break;
-		case '\\': puts_(o, "\\\\"); break;
-		case '\n': puts_(o, "\\n"); break;
-		case '\t': puts_(o, "\\t"); break;
-		case '\r': puts_(o, "\\r"); break;
+		case '"': zsp_buf_puts(&o->b, "\\\""); break;
+		case '\\': zsp_buf_puts(&o->b, "\\\\"); break;
+		case '\n': zsp_buf_puts(&o->b, "\\n"); break;
+		case '\t': zsp_buf_puts(&o->b, "\\t"); break;
+		case '\r': zsp_buf_puts(&o->b, "\\r"); break;
 		default:
 			if (*p < 0x20 || *p == 0x7f)
-				putf(o, "\\u%04x", *p);
+				zsp_buf_printf(&o->b, "\\u%04x", *p);
 			else
-				put(o, (const char *)p, 1);
+				zsp_buf_add(&o->b, (const char *)p, 1);
 		}
 	}
 }
@@ -76,38 +35,38 @@ static void esc(struct out *o, const char *s)
 static void str(struct out *o, const char *s)
 {
 	if (!s) {
-		puts_(o, "null");
+		zsp_buf_puts(&o->b, "null");
 		return;
 	}
-	put(o, "\"", 1);
+	zsp_buf_add(&o->b, "\"", 1);
 	esc(o, s);
-	put(o, "\"", 1);
+	zsp_buf_add(&o->b, "\"", 1);
 }
 
 static void newline(struct out *o)
 {
-	put(o, "\n", 1);
+	zsp_buf_add(&o->b, "\n", 1);
 	for (int i = 0; i < o->depth; i++)
-		put(o, "  ", 2);
+		zsp_buf_add(&o->b, "  ", 2);
 }
 
 /* Opens an object or array member: comma, newline, indentation, key. */
 static void key(struct out *o, const char *k)
 {
 	if (!o->first)
-		put(o, ",", 1);
+		zsp_buf_add(&o->b, ",", 1);
 	o->first = false;
 	newline(o);
 	if (k) {
 		str(o, k);
-		put(o, ": ", 2);
+		zsp_buf_add(&o->b, ": ", 2);
 	}
 }
 
 static void open_(struct out *o, const char *k, char c)
 {
 	key(o, k);
-	put(o, &c, 1);
+	zsp_buf_add(&o->b, &c, 1);
 	o->depth++;
 	o->first = true;
 }
@@ -117,7 +76,7 @@ static void close_(struct out *o, char c)
 	o->depth--;
 	if (!o->first)
 		newline(o);
-	put(o, &c, 1);
+	zsp_buf_add(&o->b, &c, 1);
 	o->first = false;
 }
 
@@ -130,24 +89,24 @@ static void kv_str(struct out *o, const char *k, const char *v)
 static void kv_bool(struct out *o, const char *k, bool v)
 {
 	key(o, k);
-	puts_(o, v ? "true" : "false");
+	zsp_buf_puts(&o->b, v ? "true" : "false");
 }
 
 static void kv_loc(struct out *o, const char *k, zsp_loc loc)
 {
 	key(o, k);
 	if (!loc.src) {
-		puts_(o, "null");
+		zsp_buf_puts(&o->b, "null");
 		return;
 	}
 	unsigned line, col;
 	zsp_source_position(loc.src, loc.begin, &line, &col);
 	char buf[64];
 	snprintf(buf, sizeof(buf), ":%u:%u", line, col);
-	put(o, "\"", 1);
+	zsp_buf_add(&o->b, "\"", 1);
 	esc(o, loc.src->path);
-	puts_(o, buf);
-	put(o, "\"", 1);
+	zsp_buf_puts(&o->b, buf);
+	zsp_buf_add(&o->b, "\"", 1);
 }
 
 static const char *decision(zsp_decision d)
@@ -217,9 +176,9 @@ static void policy(struct out *o, const zsp_ir_policy *p)
 		kv_str(o, "host", h->host);
 		key(o, "port");
 		if (h->port)
-			putf(o, "%u", h->port);
+			zsp_buf_printf(&o->b, "%u", h->port);
 		else
-			puts_(o, "\"*\"");
+			zsp_buf_puts(&o->b, "\"*\"");
 		kv_loc(o, "loc", h->loc);
 		close_(o, '}');
 	}
@@ -263,9 +222,9 @@ static void policy(struct out *o, const zsp_ir_policy *p)
 			continue;
 		key(o, zsp_limit_name((zsp_limit_kind)k));
 		if (l->unlimited)
-			puts_(o, "\"unlimited\"");
+			zsp_buf_puts(&o->b, "\"unlimited\"");
 		else
-			putf(o, "%llu", (unsigned long long)l->value);
+			zsp_buf_printf(&o->b, "%llu", (unsigned long long)l->value);
 	}
 	close_(o, '}');
 	open_(o, "syscalls", '[');
@@ -276,7 +235,7 @@ static void policy(struct out *o, const zsp_ir_policy *p)
 		kv_str(o, "action", s->action == ZSP_ALLOW ? "allow" : s->kill ? "kill" : "errno");
 		if (s->action == ZSP_DENY && !s->kill) {
 			key(o, "errno");
-			putf(o, "%d", s->err);
+			zsp_buf_printf(&o->b, "%d", s->err);
 		}
 		kv_loc(o, "loc", s->loc);
 		close_(o, '}');
@@ -350,10 +309,10 @@ static void test(struct out *o, const zsp_ir_test *t)
 int zsp_ir_to_json(const zsp_ir *ir, char **json, size_t *len)
 {
 	struct out o = { .first = true };
-	put(&o, "{", 1);
+	zsp_buf_add(&o.b, "{", 1);
 	o.depth = 1;
 	key(&o, "zsp_ir");
-	putf(&o, "%d", ZSP_IR_VERSION);
+	zsp_buf_printf(&o.b, "%d", ZSP_IR_VERSION);
 	kv_str(&o, "source", ir->source);
 	open_(&o, "policies", '[');
 	for (size_t i = 0; i < ir->npolicies; i++)
@@ -364,14 +323,9 @@ int zsp_ir_to_json(const zsp_ir *ir, char **json, size_t *len)
 		test(&o, &ir->tests[i]);
 	close_(&o, ']');
 	o.depth = 0;
-	put(&o, "\n}\n", 3);
-	if (o.oom) {
-		free(o.p);
-		return ZSP_EINTERNAL;
-	}
-	*json = o.p;
-	*len = o.len;
-	return ZSP_OK;
+	zsp_buf_add(&o.b, "\n}\n", 3);
+	*json = zsp_buf_take(&o.b, len);
+	return *json ? ZSP_OK : ZSP_EINTERNAL;
 }
 
 const zsp_ir_policy *zsp_ir_find_policy(const zsp_ir *ir, const char *name)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lang/buf.h"
 #include "compile.h"
 
 void *zsp_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
@@ -55,20 +56,17 @@ static int read_file(const char *path, bool allow_pipe, char **text, size_t *len
 		close(fd);
 		return -1;
 	}
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
 	*why = NULL;
-	while (buf) {
+	for (;;) {
 		if (n == cap) {
 			if (cap > ZSP_SOURCE_MAX) {
 				*why = "file is larger than 16 MiB";
 				break;
 			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
+			if (zsp_array_reserve(&buf, &cap, n + 4096, 1) != 0)
 				break;
-			buf = nb;
-			cap *= 2;
 		}
 		ssize_t r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)

@@ -4,8 +4,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "buf.h"
 
 static const char *const warning_names[ZSP_W_COUNT] = {
 	[ZSP_W_SHADOWED] = "shadowed",
@@ -71,117 +72,56 @@ bool zsp_diag_option(zsp_diag *d, const char *spec)
 	return true;
 }
 
-/* A growable text buffer; on out-of-memory it keeps what it has and flags the diag. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-static void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
-{
-	char small[512];
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(small, sizeof(small), fmt, ap2);
-	va_end(ap2);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(small)) {
-		buf_add(b, small, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		b->oom = true;
-		return;
-	}
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	buf_add(b, big, (size_t)n);
-	free(big);
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	buf_vprintf(b, fmt, ap);
-	va_end(ap);
-}
-
-static void flush(zsp_diag *d, struct buf *b)
+static void flush(zsp_diag *d, zsp_buf *b)
 {
 	if (b->oom)
 		d->oom = true;
 	if (b->len && d->sink)
-		d->sink(d->ctx, b->p, b->len);
-	free(b->p);
+		d->sink(d->ctx, b->data, b->len);
+	zsp_buf_free(b);
 }
 
-static void include_chain(struct buf *b, const zsp_source *src)
+static void include_chain(zsp_buf *b, const zsp_source *src)
 {
 	for (zsp_loc inc = src->included_from; inc.src; inc = inc.src->included_from) {
 		unsigned line, col;
 		zsp_source_position(inc.src, inc.begin, &line, &col);
-		buf_printf(b, "In file included from %s:%u:%u:\n", inc.src->path, line, col);
+		zsp_buf_printf(b, "In file included from %s:%u:%u:\n", inc.src->path, line, col);
 	}
 }
 
 /* The source line, then spaces (tabs kept, so the caret lines up) and ^~~~ under the span.
  * A span that runs past the end of the line is cut there. */
-static void caret(struct buf *b, zsp_loc loc)
+static void caret(zsp_buf *b, zsp_loc loc)
 {
 	size_t len;
 	uint32_t lb;
 	const char *line = zsp_source_line(loc.src, loc.begin, &len, &lb);
-	buf_add(b, "  ", 2);
+	zsp_buf_add(b, "  ", 2);
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)line[i];
 		/* control characters would garble the terminal; show them as '?' */
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			buf_add(b, "?", 1);
+			zsp_buf_add(b, "?", 1);
 		else
-			buf_add(b, line + i, 1);
+			zsp_buf_add(b, line + i, 1);
 	}
-	buf_add(b, "\n  ", 3);
+	zsp_buf_add(b, "\n  ", 3);
 	uint32_t start = loc.begin - lb;
 	for (uint32_t i = 0; i < start && i < len; i++) {
 		unsigned char c = (unsigned char)line[i];
 		if ((c & 0xC0) == 0x80)
 			continue;
-		buf_add(b, c == '\t' ? "\t" : " ", 1);
+		zsp_buf_add(b, c == '\t' ? "\t" : " ", 1);
 	}
-	buf_add(b, "^", 1);
+	zsp_buf_add(b, "^", 1);
 	uint32_t end = loc.end > loc.begin ? loc.end - lb : start + 1;
 	if (end > len)
 		end = (uint32_t)len > start ? (uint32_t)len : start + 1;
 	for (uint32_t i = start + 1; i < end; i++)
 		if (((unsigned char)line[i] & 0xC0) != 0x80)
-			buf_add(b, "~", 1);
-	buf_add(b, "\n", 1);
+			zsp_buf_add(b, "~", 1);
+	zsp_buf_add(b, "\n", 1);
 }
 
 static void report(zsp_diag *d, const char *level, const char *tag, zsp_loc loc,
@@ -189,20 +129,20 @@ static void report(zsp_diag *d, const char *level, const char *tag, zsp_loc loc,
 static void report(zsp_diag *d, const char *level, const char *tag, zsp_loc loc,
 		   bool with_chain, const char *fmt, va_list ap)
 {
-	struct buf b = { 0 };
+	zsp_buf b = { 0 };
 	if (loc.src) {
 		unsigned line, col;
 		if (with_chain)
 			include_chain(&b, loc.src);
 		zsp_source_position(loc.src, loc.begin, &line, &col);
-		buf_printf(&b, "%s:%u:%u: %s: ", loc.src->path, line, col, level);
+		zsp_buf_printf(&b, "%s:%u:%u: %s: ", loc.src->path, line, col, level);
 	} else {
-		buf_printf(&b, "zspc: %s: ", level);
+		zsp_buf_printf(&b, "zspc: %s: ", level);
 	}
-	buf_vprintf(&b, fmt, ap);
+	zsp_buf_vprintf(&b, fmt, ap);
 	if (tag)
-		buf_printf(&b, " [-W%s]", tag);
-	buf_add(&b, "\n", 1);
+		zsp_buf_printf(&b, " [-W%s]", tag);
+	zsp_buf_add(&b, "\n", 1);
 	if (loc.src)
 		caret(&b, loc);
 	flush(d, &b);
@@ -260,28 +200,28 @@ void zsp_diag_note(zsp_diag *d, zsp_loc loc, const char *fmt, ...)
 void zsp_diag_hint(zsp_diag *d, const char *fmt, ...)
 {
 	va_list ap;
-	struct buf b = { 0 };
+	zsp_buf b = { 0 };
 	if (d->suppressed)
 		return;
-	buf_add(&b, "  hint: ", 8);
+	zsp_buf_add(&b, "  hint: ", 8);
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	zsp_buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	buf_add(&b, "\n", 1);
+	zsp_buf_add(&b, "\n", 1);
 	flush(d, &b);
 }
 
 void zsp_diag_summary(zsp_diag *d)
 {
-	struct buf b = { 0 };
+	zsp_buf b = { 0 };
 	if (!d->errors && !d->warnings)
 		return;
 	if (d->errors)
-		buf_printf(&b, "%u error%s", d->errors, d->errors == 1 ? "" : "s");
+		zsp_buf_printf(&b, "%u error%s", d->errors, d->errors == 1 ? "" : "s");
 	if (d->errors && d->warnings)
-		buf_add(&b, ", ", 2);
+		zsp_buf_add(&b, ", ", 2);
 	if (d->warnings)
-		buf_printf(&b, "%u warning%s", d->warnings, d->warnings == 1 ? "" : "s");
-	buf_add(&b, " generated.\n", 12);
+		zsp_buf_printf(&b, "%u warning%s", d->warnings, d->warnings == 1 ? "" : "s");
+	zsp_buf_add(&b, " generated.\n", 12);
 	flush(d, &b);
 }
