@@ -9,11 +9,22 @@ set -eu
 top=$(cd "$(dirname "$0")" && pwd)
 build="$top/_build"
 jobs=$(nproc 2>/dev/null || echo 2)
+# Every package whose programs the build, the suite and this script run, including those a
+# Debian minbase system already has (then nothing is installed for them):
+#   build-essential (gcc, make), autoconf automake libtool pkg-config flex bison, the
+#   -dev libraries configure.ac checks for; bubblewrap (bwrap: zsp-run, the e2e suites);
+#   xz-utils (xz: the dist tarball of distcheck and the unprivileged pass, tar -J);
+#   procps (pgrep, pkill: tests/e2e); util-linux (setpriv, setsid, runuser: the unprivileged
+#   passes); bsdutils (script: the terminal cases); passwd (useradd, usermod);
+#   coreutils diffutils findutils grep sed mawk tar (mkfifo od stat, cmp diff, find, awk).
 packages="build-essential autoconf automake libtool pkg-config flex bison libseccomp-dev
-libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils procps"
+libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils procps util-linux bsdutils passwd
+coreutils diffutils findutils grep sed mawk tar"
 
-# check alone: libFuzzer (the fuzz targets build with clang)
-check_packages="clang"
+# check alone: libFuzzer. The fuzz targets build with clang, whose sanitizer runtimes and
+# headers (libFuzzer, ASan, UBSan, sanitizer/asan_interface.h) are in libclang-rt-14-dev, which
+# Debian 12's clang does not depend on: apt-get install --no-install-recommends clang lacks them.
+check_packages="clang libclang-rt-14-dev"
 
 say() { printf 'dev.sh: %s\n' "$*" >&2; }
 
@@ -53,29 +64,71 @@ build_in() {
 	make -s -C "$dir" -j"$jobs" >/dev/null
 }
 
-# Adds the PASS/FAIL counts of a make check log to the totals; a failed make counts at least once.
+# failing_logs SUITE_LOG: from an automake test-suite.log, the log of each test that failed
+# (FAIL, ERROR, XPASS; its SKIP and XFAIL sections are left out), the last 150 lines of each.
+failing_logs() {
+	awk -v max=150 '
+	function add(line) { if (name != "") buf[++n] = line }
+	function flush(   i) {
+		if (name != "" && res ~ /^(FAIL|ERROR|XPASS)$/) {
+			printf "---- %s: %s (%s) ----\n", res, name, (n > max ? "its last " max " of " n " log lines" : "its log")
+			for (i = (n > max ? n - max + 1 : 1); i <= n; i++) print buf[i]
+		}
+		name = ""; n = 0
+	}
+	{
+		if (pending != "") {
+			if ($0 ~ /^=+$/) {   # a section: "RESULT: name" underlined with =
+				flush()
+				res = pending; sub(/: .*/, "", res)
+				name = substr(pending, length(res) + 3)
+				pending = ""
+				next
+			}
+			add(pending)
+			pending = ""
+		}
+		if ($0 ~ /^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): /) { pending = $0; next }
+		add($0)
+	}
+	END { if (pending != "") add(pending); flush() }' "$1"
+}
+
+# tally LOG STATUS [SUITE_LOG]: adds the PASS/FAIL counts of the make check output LOG to the
+# totals; a failed make counts at least once. On failure it shows the failing tests' own logs
+# (SUITE_LOG, the test-suite.log of the build directory), or the end of LOG when there are none
+# (the build failed, or no test ran).
 passed=0
 failed=0
 tally() {
 	log=$1
 	status=$2
+	suite=${3:-}
 	grep -E '^(# )?(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL)|passed, ' "$log" || true
 	p=$(sed -n 's/^# PASS: *//p' "$log" | awk '{s+=$1} END {print s+0}')
 	f=$(sed -n 's/^# \(FAIL\|XPASS\|ERROR\): *//p' "$log" | awk '{s+=$1} END {print s+0}')
 	if [ "$status" -ne 0 ]; then
 		[ "$f" -eq 0 ] && f=1
-		say "failed; the end of $log:"
-		tail -n 80 "$log" >&2
+		if [ -n "$suite" ] && [ -f "$suite" ] && failing_logs "$suite" >"$log.failing" &&
+		   [ -s "$log.failing" ]; then
+			say "failed; the logs of the failing tests (from $suite):"
+			cat "$log.failing" >&2
+		else
+			say "failed; the end of $log:"
+			tail -n 80 "$log" >&2
+		fi
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
 }
 
-# Runs make TARGET in DIR and tallies it.
+# Runs make TARGET in DIR and tallies it (its test-suite.log is removed first: a build that
+# fails before the tests run leaves none, rather than the last run's).
 run_tests() {
 	status=0
+	rm -f "$1/test-suite.log"
 	make -C "$1" -j"$jobs" "$2" >"$1/dev-$2.out" 2>&1 || status=$?
-	tally "$1/dev-$2.out" "$status"
+	tally "$1/dev-$2.out" "$status" "$1/test-suite.log"
 }
 
 # Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for FUZZ_SECONDS (default 60)
@@ -109,12 +162,43 @@ fuzz_smoke() {
 	done
 }
 
+# test_user NAME: the unprivileged user of the last pass, with a real home directory of its
+# own (/home/NAME, shell /bin/sh): suites that check what a sandbox does to a home need one.
+# A user of an older dev.sh (home /nonexistent, no login shell) is brought up to date.
+test_user() {
+	user=$1
+	uhome=/home/$user
+	if ! id "$user" >/dev/null 2>&1; then
+		say "creating the unprivileged test user $user (home $uhome)"
+		useradd --system --create-home --home-dir "$uhome" --shell /bin/sh "$user"
+	fi
+	entry=$(getent passwd "$user")
+	old=$(echo "$entry" | cut -d: -f6)
+	if [ "$old" != "$uhome" ]; then
+		say "giving $user the home directory $uhome (was $old)"
+		# an old home of the user's own moves along; /nonexistent and the like do not
+		if [ -d "$old" ] && [ "$(stat -c %U "$old")" = "$user" ]; then
+			usermod --home "$uhome" --move-home "$user"
+		else
+			usermod --home "$uhome" "$user"
+		fi
+	fi
+	[ "$(echo "$entry" | cut -d: -f7)" = /bin/sh ] || usermod --shell /bin/sh "$user"
+	if [ ! -d "$uhome" ]; then
+		mkdir -p "$uhome"
+		cp -R /etc/skel/. "$uhome/" 2>/dev/null || true
+		chown -R "$user:$(id -gn "$user")" "$uhome"
+		chmod 700 "$uhome"
+	fi
+}
+
 # As root, the suite also runs as an unprivileged user: zsp must need no privilege, and some
-# checks (a read-only output directory) only mean something without root's override.
+# checks (a read-only output directory) only mean something without root's override. It runs
+# from the dist tarball extracted into /tmp and owned by that user, so the checkout may be
+# anywhere (a /root of mode 700 included); nothing runs from the checkout or its build tree.
 unprivileged_check() {
 	user=zsptest
-	id "$user" >/dev/null 2>&1 ||
-		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+	test_user "$user"
 	tarball=$(ls -t "$build"/zsp-*.tar.xz 2>/dev/null | head -n 1)
 	[ -n "$tarball" ] || make -s -C "$build" dist >/dev/null
 	tarball=$(ls -t "$build"/zsp-*.tar.xz | head -n 1)
@@ -123,17 +207,21 @@ unprivileged_check() {
 	chown -R "$user" "$dir"
 	chmod 755 "$dir"
 	src=$(ls -d "$dir"/zsp-*/)
+	src=${src%/}
 	say "make check as the unprivileged user $user in $src"
-	if ! runuser -u "$user" -- sh -c "cd '$src' && ./configure -q && make -s -j$jobs" >"$dir/build.out" 2>&1; then
+	# from a directory the user can enter, with its own HOME (runuser keeps root's environment)
+	as_user="runuser -u $user -- env HOME=$uhome USER=$user LOGNAME=$user TMPDIR=/tmp"
+	if ! (cd "$src" && $as_user sh -c "./configure -q && make -s -j$jobs") >"$dir/build.out" 2>&1; then
 		say "the unprivileged build failed:"
 		tail -n 40 "$dir/build.out" >&2
 		failed=$((failed + 1))
 		return
 	fi
 	status=0
-	runuser -u "$user" -- make -C "$src" -j"$jobs" check >"$dir/check.out" 2>&1 || status=$?
-	tally "$dir/check.out" "$status"
-	[ "$status" -eq 0 ] && rm -rf "$dir"
+	(cd "$src" && $as_user make -j"$jobs" check) >"$dir/check.out" 2>&1 || status=$?
+	tally "$dir/check.out" "$status" "$src/test-suite.log"
+	# (an if: a last `[ ] && rm` that fails would stop the script under set -e before its total)
+	if [ "$status" -eq 0 ]; then rm -rf "$dir"; else say "kept for a look: $dir"; fi
 }
 
 case "${1:-}" in
@@ -163,9 +251,16 @@ check)
 	run_tests "$build-asan" check
 	say "make distcheck"
 	status=0
+	touch "$build/dev-distcheck.stamp"
 	make -C "$build" -j"$jobs" distcheck >"$build/dev-distcheck.out" 2>&1 || status=$?
-	# distcheck reruns the suite from the tarball: it counts as one check
-	if [ "$status" -eq 0 ]; then passed=$((passed + 1)); else tally "$build/dev-distcheck.out" 1; fi
+	# distcheck reruns the suite from the tarball: it counts as one check. A failed one leaves
+	# its build tree, $build/zsp-VERSION/_build/sub, and the test-suite.log there.
+	if [ "$status" -eq 0 ]; then
+		passed=$((passed + 1))
+	else
+		suite=$(find "$build" -path '*/_build/sub/test-suite.log' -newer "$build/dev-distcheck.stamp" 2>/dev/null | head -n 1)
+		tally "$build/dev-distcheck.out" 1 "$suite"
+	fi
 	say "libFuzzer, ${FUZZ_SECONDS:-60} s per target"
 	fuzz_smoke
 	if [ "$(id -u)" -eq 0 ]; then

@@ -13,8 +13,6 @@ zsp_suite=e2e-escape zsp_up=../..
 . "$(dirname "$0")/../testenv.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-policies=$top_srcdir/tests/e2e/policies
-P=$ZSP_PROBE
 nattacks=0
 
 # verdict LINE EXPECT: whether the probe's LINE meets EXPECT, which is
@@ -77,8 +75,8 @@ spawn() {
 	w=$1
 	shift
 	if [ "$w" = nobody ]; then
-		exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-			--bounding-set=-all env HOME="$home" TMPDIR="$tmpdir" PATH=/usr/bin:/bin "$@"
+		exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
+			${nobody_libs:+env LD_LIBRARY_PATH="$nobody_libs"} env HOME="$home" TMPDIR="$tmpdir" PATH=/usr/bin:/bin "$@"
 	fi
 	exec env HOME="$home" TMPDIR="$tmpdir" PATH=/usr/bin:/bin "$@"
 }
@@ -116,6 +114,9 @@ fi
 
 for who in $(identities); do
 	fresh "$who"
+	# what $who runs and reads (lib.sh: copies out of the build tree for nobody)
+	policies=$top_srcdir/tests/e2e/policies
+	P=$ZSP_PROBE
 	nattacks=0
 	run="$ZSP_RUN"
 
