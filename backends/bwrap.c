@@ -12,8 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../compiler/path.h"
-#include "linux.h"
+#include "backends/linux.h"
+#include "compiler/path.h"
+#include "compiler/textesc.h"
 
 #define WALK_MAX_ENTRIES 200000 /* per glob walk: beyond it, refuse rather than half-enforce */
 #define WALK_MAX_DEPTH 64
@@ -932,4 +933,41 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	out->locks = pl.locks;
 	out->nlocks = pl.nlocks;
 	return 0;
+}
+
+void zsp_bwrap_argv_text(const zsp_bwrap_plan *bp, bool nul, zsp_buf *out)
+{
+	for (size_t i = 0; i < bp->argc; i++) {
+		char *q = nul ? NULL : zsp_shell_quote(bp->argv[i]);
+		if (!nul && !q) {
+			out->oom = true;
+			return;
+		}
+		zsp_buf_add(out, q ? q : bp->argv[i], strlen(q ? q : bp->argv[i]));
+		zsp_buf_putc(out, nul ? '\0' : '\n');
+		free(q);
+	}
+}
+
+int zsp_bwrap_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out)
+{
+	zsp_arena *a = zsp_arena_new();
+	if (!a) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	zsp_linux_opts lo = { .chdir = in->chdir, .environ = in->environ, .seccomp = true, .proc = true };
+	zsp_bwrap_plan bp;
+	zsp_linux_check(in->p, d);
+	int rc = ZSP_OK;
+	if (zsp_bwrap_plan_build(in->p, &lo, a, d, &bp) != 0 || d->errors)
+		rc = ZSP_EPOLICY;
+	else
+		zsp_bwrap_argv_text(&bp, in->nul, out);
+	zsp_arena_free(a);
+	if (rc == ZSP_OK && out->oom) {
+		zsp_diag_error_noloc(d, "out of memory");
+		rc = ZSP_EINTERNAL;
+	}
+	return rc;
 }

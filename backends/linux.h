@@ -6,9 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../compiler/ir.h"
-#include "../lang/arena.h"
-#include "../lang/diag.h"
+#include "backends/backend.h"
+#include "compiler/ir.h"
+#include "lang/arena.h"
+#include "lang/buf.h"
+#include "lang/diag.h"
 
 /* File descriptor numbers the emitted argv refers to. zsp-run moves its descriptors there;
  * a reader of `zspc --emit bwrap` runs it as `bwrap ARGS 3<policy.bpf 4</dev/null`. */
@@ -53,21 +55,17 @@ int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out
 /* Number of BPF instructions of the filter, or -1. */
 long zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d);
 
-/* Values for the built-in parameters a sandbox on this machine needs: WORKSPACE (the current
- * directory), HOME, TMPDIR (else /tmp), UID and USER. Fills names/values (static storage,
- * valid until the next call) and returns how many; -1 if the current directory or the user
- * cannot be found. */
-int zsp_linux_defaults(const char *names[5], const char *values[5]);
-
-/* A program installed beside the running one (a build tree keeps them together), else
- * fallback. Returns a static buffer or fallback. */
-const char *zsp_program_path(const char *name, const char *fallback);
-
-/* Shell-quotes one argument for a POSIX shell: as is when it is made of safe characters, else in
- * single quotes. malloc'd. */
-char *zsp_shell_quote(const char *s);
+/* The plan's options as text: one shell-quoted argument per line (what a reader runs), or
+ * NUL-separated (bwrap --args FD). Appended to out. */
+void zsp_bwrap_argv_text(const zsp_bwrap_plan *plan, bool nul, zsp_buf *out);
 
 /* Warnings for what the Linux backends cannot enforce as written (host rules, unix sockets). */
 void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d);
+
+/* The Linux rows of the backend table (backends/table.c). */
+void zsp_linux_backend_check(const zsp_backend_input *in, zsp_diag *d);
+int zsp_bwrap_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out);
+int zsp_bpf_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out);
+int zsp_pfc_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out);
 
 #endif

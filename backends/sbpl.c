@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiler/oracle.h"
-#include "../compiler/path.h"
-#include "../compiler/zsp.h"
-#include "../lang/buf.h"
-#include "sbpl.h"
+#include "backends/sbpl.h"
+#include "compiler/oracle.h"
+#include "compiler/path.h"
+#include "compiler/textesc.h"
+#include "compiler/zsp.h"
+#include "lang/buf.h"
 
 #define COMMENT_MAX 160 /* bytes of a rule's source text quoted in its comment */
 
@@ -1041,4 +1042,74 @@ void zsp_sbpl_profile_free(zsp_sbpl_profile *prof)
 	free(prof->text);
 	free(prof->params);
 	memset(prof, 0, sizeof(*prof));
+}
+
+/* ---- the backend table's rows ------------------------------------------------------------ */
+
+#define SANDBOX_EXEC "/usr/bin/sandbox-exec"
+
+int zsp_sbpl_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out)
+{
+	zsp_sbpl_profile prof;
+	if (zsp_sbpl_emit(in->p, in->source, d, &prof) != 0)
+		return ZSP_EPOLICY;
+	int rc = d->errors ? ZSP_EPOLICY : ZSP_OK;
+	if (rc == ZSP_OK)
+		zsp_buf_add(out, prof.text, prof.len);
+	zsp_sbpl_profile_free(&prof);
+	return rc;
+}
+
+static void add_arg(zsp_buf *out, const char *arg)
+{
+	char *q = zsp_shell_quote(arg);
+	if (!q) {
+		out->oom = true;
+		return;
+	}
+	zsp_buf_puts(out, q);
+	zsp_buf_putc(out, '\n');
+	free(q);
+}
+
+int zsp_sandbox_exec_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out)
+{
+	const zsp_ir_policy *p = in->p;
+	zsp_sbpl_profile prof;
+	if (zsp_sbpl_emit(p, in->source, d, &prof) != 0)
+		return ZSP_EPOLICY;
+	add_arg(out, SANDBOX_EXEC);
+	add_arg(out, "-p");
+	add_arg(out, prof.text);
+	for (size_t i = 0; i < prof.nparams; i++) {
+		const zsp_ir_param *par = NULL;
+		for (size_t k = 0; k < p->nparams; k++)
+			if (strcmp(p->params[k].name, prof.params[i]) == 0)
+				par = &p->params[k];
+		const char *v = par && par->builtin && in->machine
+					? zsp_builtin_params_get(in->machine, prof.params[i]) : NULL;
+		if (!v) {
+			zsp_diag_error(d, par ? par->loc : p->loc,
+				       "parameter %s has no value: give it with -D %s=VALUE", prof.params[i],
+				       prof.params[i]);
+			continue;
+		}
+		char *cv = v[0] == '/' ? zsp_sbpl_canonical(v) : strdup(v);
+		char *def = NULL;
+		if (!cv || asprintf(&def, "-D%s=%s", prof.params[i], cv) < 0)
+			out->oom = true;
+		else
+			add_arg(out, def);
+		free(cv);
+		free(def);
+	}
+	add_arg(out, "--");
+	for (size_t i = 0; i < in->ncommand; i++)
+		add_arg(out, in->command[i]);
+	zsp_sbpl_profile_free(&prof);
+	if (out->oom) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	return d->errors ? ZSP_EPOLICY : ZSP_OK;
 }

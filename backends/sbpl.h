@@ -5,8 +5,9 @@
 
 #include <stddef.h>
 
-#include "../compiler/ir.h"
-#include "../lang/diag.h"
+#include "backends/backend.h"
+#include "compiler/ir.h"
+#include "lang/diag.h"
 
 typedef struct zsp_sbpl_profile {
 	char *text;               /* the profile, NUL-terminated; malloc'd */
@@ -25,5 +26,11 @@ void zsp_sbpl_profile_free(zsp_sbpl_profile *prof);
 /* The path macOS resolves: /tmp, /var and /etc (whole first component) live under /private.
  * malloc'd; NULL on out-of-memory. */
 char *zsp_sbpl_canonical(const char *path);
+
+/* The macOS rows of the backend table (backends/table.c): the profile, and the sandbox-exec
+ * command line running in->command, with one -DNAME=VALUE per parameter the profile reads
+ * (the built-in ones from in->machine, canonical). */
+int zsp_sbpl_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out);
+int zsp_sandbox_exec_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out);
 
 #endif

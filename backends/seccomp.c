@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../compiler/hardening.h"
-#include "linux.h"
+#include "backends/linux.h"
+#include "compiler/hardening.h"
 
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
@@ -212,4 +212,35 @@ void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
 			zsp_diag_warning(d, ZSP_W_UNENFORCED, p->unix_socks[i].loc,
 					 "on Linux, allowing a unix socket lifts the connect() filter: every socket file visible in the sandbox becomes reachable, not only `%s`",
 					 p->unix_socks[i].path);
+}
+
+void zsp_linux_backend_check(const zsp_backend_input *in, zsp_diag *d)
+{
+	zsp_linux_check(in->p, d);
+}
+
+static int export_row(const zsp_backend_input *in, bool pfc, zsp_diag *d, zsp_buf *out)
+{
+	char *text;
+	size_t len;
+	zsp_linux_check(in->p, d);
+	if (zsp_seccomp_export(in->p, pfc, d, &text, &len) != 0 || d->errors)
+		return ZSP_EPOLICY;
+	zsp_buf_add(out, text, len);
+	free(text);
+	if (out->oom) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	return ZSP_OK;
+}
+
+int zsp_bpf_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out)
+{
+	return export_row(in, false, d, out);
+}
+
+int zsp_pfc_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out)
+{
+	return export_row(in, true, d, out);
 }

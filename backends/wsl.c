@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../lang/buf.h"
-#include "wsl.h"
+#include "backends/wsl.h"
+#include "lang/buf.h"
 
 static void sb_repeat(zsp_buf *b, char c, size_t n)
 {
@@ -382,4 +382,25 @@ char *zsp_wsl_command_line(const zsp_wsl_invocation *inv)
 		arg(&b, inv->command[i]);
 	zsp_buf_add(&b, "\n", 1);
 	return zsp_buf_take(&b, NULL);
+}
+
+void zsp_wsl_backend_check(const zsp_backend_input *in, zsp_diag *d)
+{
+	const zsp_backend *linux_row = zsp_backend_find("bwrap");
+	linux_row->check(in, d);
+}
+
+int zsp_wsl_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out)
+{
+	zsp_wsl_backend_check(in, d);
+	if (d->errors)
+		return ZSP_EPOLICY;
+	char *line = zsp_wsl_command_line(in->wsl);
+	if (!line) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	zsp_buf_puts(out, line);
+	free(line);
+	return out->oom ? ZSP_EINTERNAL : ZSP_OK;
 }

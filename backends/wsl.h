@@ -6,8 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../lang/arena.h"
-#include "../lang/diag.h"
+#include "backends/backend.h"
+#include "lang/arena.h"
+#include "lang/diag.h"
 
 /* Where the distribution's zsp package installs the shim. */
 #define ZSP_WSL_RUN "/usr/bin/zsp-run"
@@ -67,5 +68,10 @@ int zsp_wsl_translate(zsp_wsl_invocation *inv, zsp_arena *a, zsp_diag *d);
  * argument by argument with zsp_wsl_quote, ending with a newline. For an invocation that
  * zsp_wsl_translate accepted. malloc'd; NULL on out of memory. */
 char *zsp_wsl_command_line(const zsp_wsl_invocation *inv);
+
+/* The Windows row of the backend table (backends/table.c): in->wsl, translated and formatted.
+ * WSL runs the Linux sandbox, so its check is the Linux row's, found through the table. */
+void zsp_wsl_backend_check(const zsp_backend_input *in, zsp_diag *d);
+int zsp_wsl_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out);
 
 #endif

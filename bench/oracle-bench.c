@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compile.h"
-#include "oracle.h"
-#include "shell.h"
+#include "compiler/compile.h"
+#include "compiler/oracle.h"
+#include "compiler/shell.h"
 
 #define CALIBRATE_NS 200000000ull /* warm-up and rate estimate before each run */
 

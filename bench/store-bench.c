@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../compiler/zsp.h"
-#include "../runtime/store.h"
+#include "compiler/zsp.h"
+#include "runtime/store.h"
 
 static double now_us(void)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
+#include "compiler/compile.h"
 
 #ifndef ZSP_DATADIR
 #define ZSP_DATADIR "/usr/local/share/zsp"
@@ -21,6 +21,7 @@ zsp_compiler *zsp_compiler_new(void)
 	zsp_compiler *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	zsp_diag_init(&c->diag, NULL, NULL);
 	c->datadir = strdup(ZSP_DATADIR);
 	if (!c->datadir) {
 		free(c);
@@ -51,6 +52,7 @@ void zsp_compiler_set_sink(zsp_compiler *c, zsp_diag_fn fn, void *ctx)
 {
 	c->sink = fn;
 	c->sink_ctx = ctx;
+	zsp_diag_init(&c->diag, fn, ctx);   /* ready before any compilation (zsp_compiler_diag) */
 }
 
 void zsp_compiler_set_datadir(zsp_compiler *c, const char *dir)
@@ -130,6 +132,22 @@ int zsp_compiler_warning(zsp_compiler *c, const char *spec)
 	return ZSP_OK;
 }
 
+void zsp_compiler_defer_summary(zsp_compiler *c)
+{
+	c->defer_summary = true;
+}
+
+zsp_diag *zsp_compiler_diag(zsp_compiler *c)
+{
+	return &c->diag;
+}
+
+void zsp_compiler_summary(zsp_compiler *c)
+{
+	if (!c->no_summary)
+		zsp_diag_summary(&c->diag);
+}
+
 unsigned zsp_compiler_errors(const zsp_compiler *c)
 {
 	return c->diag.errors;
@@ -165,8 +183,9 @@ static int compile(zsp_compiler *c, const char *name, const char *text, size_t l
 		rc = ZSP_EPOLICY;
 	if (rc == ZSP_EINTERNAL || c->diag.oom)
 		zsp_diag_error_noloc(&c->diag, "out of memory");
-	if (rc != ZSP_EUSAGE && rc != ZSP_ENOINPUT)
-		zsp_diag_summary(&c->diag);
+	c->no_summary = rc == ZSP_EUSAGE || rc == ZSP_ENOINPUT;
+	if (!c->defer_summary)
+		zsp_compiler_summary(c);
 	set->ir.source = zsp_arena_strdup(a, name);
 	if (rc != ZSP_OK || !set->ir.source) {
 		zsp_policy_set_free(set);

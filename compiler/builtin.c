@@ -2,8 +2,8 @@
  * structural check of every simple command that looks through wrappers, sh -c scripts and find. */
 #include "config.h"
 
-#include "builtin.h"
-#include "regex.h"
+#include "compiler/builtin.h"
+#include "compiler/regex.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

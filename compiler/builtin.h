@@ -3,8 +3,8 @@
 #ifndef ZSP_BUILTIN_H
 #define ZSP_BUILTIN_H
 
-#include "../lang/arena.h"
-#include "shell.h"
+#include "lang/arena.h"
+#include "compiler/shell.h"
 
 typedef struct zsp_builtin_hit {
 	const char *rule;     /* stable id: "rm-root", "rm-home", "rm-cwd", "rm-parent",

@@ -12,9 +12,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "../lang/hint.h"
-#include "checks.h"
-#include "regex.h"
+#include "lang/hint.h"
+#include "compiler/checks.h"
+#include "compiler/regex.h"
 
 static bool is_ipv4(const char *s)
 {

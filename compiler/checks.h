@@ -3,7 +3,7 @@
 #ifndef ZSP_CHECKS_H
 #define ZSP_CHECKS_H
 
-#include "compile.h"
+#include "compiler/compile.h"
 
 /* "host:port" -> lower-cased host and port (0 = any). allow_wild: `*` and `*.` forms. */
 bool zsp_check_host(zsp_cc *cc, const zsp_ast_str *s, bool allow_wild, const char **host,

@@ -3,11 +3,11 @@
 #ifndef ZSP_COMPILE_H
 #define ZSP_COMPILE_H
 
-#include "../lang/arena.h"
-#include "../lang/ast.h"
-#include "../lang/diag.h"
-#include "ir.h"
-#include "zsp.h"
+#include "lang/arena.h"
+#include "lang/ast.h"
+#include "lang/diag.h"
+#include "compiler/ir.h"
+#include "compiler/zsp.h"
 
 #define ZSP_INCLUDE_DEPTH 16
 
@@ -27,6 +27,8 @@ struct zsp_compiler {
 	void *sink_ctx;
 	char *warning_specs[64];
 	size_t nwarning_specs;
+	bool defer_summary;       /* the program prints the run's one summary line */
+	bool no_summary;          /* the last compilation failed before any diagnostic counted */
 };
 
 struct zsp_policy_set {
@@ -71,6 +73,13 @@ zsp_loc zsp_str_loc(const zsp_ast_str *s, size_t off, size_t len);
 
 /* api.c: the IR inside a compiled set, for in-tree programs (zspc). */
 const zsp_ir *zsp_policy_set_ir(const zsp_policy_set *set);
+
+/* One diagnostics engine per run: a program that lowers what it compiled reports the backend's
+ * diagnostics through the compiler's engine (zsp_compiler_diag), and prints the one summary
+ * line at the end (zsp_compiler_summary) after zsp_compiler_defer_summary. */
+void zsp_compiler_defer_summary(zsp_compiler *c);
+zsp_diag *zsp_compiler_diag(zsp_compiler *c);
+void zsp_compiler_summary(zsp_compiler *c);
 
 /* ir_json.c */
 int zsp_ir_to_json(const zsp_ir *ir, char **out, size_t *len);

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
-#include "path.h"
+#include "compiler/compile.h"
+#include "compiler/path.h"
 
 /* Path order in which every path is followed directly by its descendants: '/' sorts lowest. */
 static int path_cmp(const char *a, const char *b)

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "hardening.h"
+#include "compiler/hardening.h"
 
 #define P(name, why) { name, EPERM, why }
 #define N(name, why) { name, ENOSYS, why }

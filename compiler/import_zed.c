@@ -2,7 +2,7 @@
  * The whole input is parsed into a tree first, then mapped; every error names an input position. */
 #include "config.h"
 
-#include "import_zed.h"
+#include "compiler/import_zed.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lang/arena.h"
-#include "../lang/buf.h"
-#include "regex.h"
-#include "zsp.h"
+#include "lang/arena.h"
+#include "lang/buf.h"
+#include "compiler/regex.h"
+#include "compiler/zsp.h"
 
 #define JSON_MAX_SIZE (16u << 20)
 #define JSON_MAX_DEPTH 64u

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../lang/ast.h"
+#include "lang/ast.h"
 
 #define ZSP_IR_VERSION 1
 

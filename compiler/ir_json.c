@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lang/buf.h"
-#include "compile.h"
+#include "lang/buf.h"
+#include "compiler/compile.h"
 
 struct out {
 	zsp_buf b;

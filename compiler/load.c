@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lang/buf.h"
-#include "compile.h"
+#include "lang/buf.h"
+#include "compiler/compile.h"
 
 void *zsp_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
 {

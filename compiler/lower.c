@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lang/hint.h"
-#include "checks.h"
-#include "compile.h"
-#include "path.h"
+#include "lang/hint.h"
+#include "compiler/checks.h"
+#include "compiler/compile.h"
+#include "compiler/path.h"
 
 static const char *const builtin_params[] = { "HOME", "TMPDIR", "UID", "USER", "WORKSPACE" };
 #define NBUILTIN (sizeof(builtin_params) / sizeof(builtin_params[0]))

@@ -13,13 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "builtin.h"
-#include "checks.h"
-#include "hardening.h"
-#include "oracle.h"
-#include "path.h"
-#include "regex.h"
-#include "shell.h"
+#include "compiler/builtin.h"
+#include "compiler/checks.h"
+#include "compiler/hardening.h"
+#include "compiler/oracle.h"
+#include "compiler/path.h"
+#include "compiler/regex.h"
+#include "compiler/shell.h"
 
 struct zsp_oracle {
 	const zsp_ir_policy *p;

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ir.h"
+#include "compiler/ir.h"
 
 /* The machine the question is asked about. */
 typedef struct zsp_oracle_env {

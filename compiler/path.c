@@ -1,6 +1,6 @@
 /* path.c: lexical normalization of path patterns and a glob matcher without exponential blowup.
  * Matching walks components, then characters, each level with the classic star-backtrack loop. */
-#include "path.h"
+#include "compiler/path.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "../lang/arena.h"
+#include "lang/arena.h"
 
 typedef struct zsp_path_error {
 	const char *msg;   /* static or arena string */

@@ -2,7 +2,7 @@
  * are written (UTF-8, Unicode classes for \d \s \w \b, no \C). */
 #include "config.h"
 
-#include "regex.h"
+#include "compiler/regex.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

@@ -1,6 +1,6 @@
 /* shell.c: splits a terminal command into simple commands and redirect entries (doc/facts.md §zed)
  * with a hand-written recursive-descent parser for the bash subset agents type. */
-#include "shell.h"
+#include "compiler/shell.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../lang/arena.h"
+#include "lang/arena.h"
 
 #define ZSP_SH_MAX_INPUT (64u << 10)  /* longer commands are unsupported */
 #define ZSP_SH_MAX_DEPTH 32           /* nesting of (), {}, $(), if, ... */

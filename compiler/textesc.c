@@ -1,7 +1,7 @@
 /* textesc.c: escaping untrusted text for a terminal, and reading the escapes back. */
 #include "config.h"
 
-#include "textesc.h"
+#include "compiler/textesc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -164,4 +164,32 @@ int zsp_text_unescape(const char *in, char **out, char *err, size_t errlen)
 bad:
 	free(buf);
 	return -1;
+}
+
+char *zsp_shell_quote(const char *s)
+{
+	bool plain = *s != 0;
+	for (const char *c = s; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+@%-", *c))
+			plain = false;
+	if (plain)
+		return strdup(s);
+	size_t n = 2;
+	for (const char *c = s; *c; c++)
+		n += *c == '\'' ? 4 : 1;
+	char *out = malloc(n + 1), *o = out;
+	if (!out)
+		return NULL;
+	*o++ = '\'';
+	for (const char *c = s; *c; c++) {
+		if (*c == '\'') {
+			memcpy(o, "'\\''", 4);
+			o += 4;
+		} else {
+			*o++ = *c;
+		}
+	}
+	*o++ = '\'';
+	*o = 0;
+	return out;
 }

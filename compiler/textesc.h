@@ -21,4 +21,9 @@ char *zsp_text_escape(const char *text);
  * malloc'd; a `\x00` is refused (the text ends at a NUL). 0, or -1 with why in err. */
 int zsp_text_unescape(const char *in, char **out, char *err, size_t errlen);
 
+/* One argument quoted for a POSIX shell: as is when it is made of safe characters, else in
+ * single quotes (`'` as `'\''`). For printed command lines (zspc --emit bwrap, the approval
+ * command zsp-run prints). malloc'd; NULL on out-of-memory. */
+char *zsp_shell_quote(const char *s);
+
 #endif

@@ -5,7 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "oracle.h"
+#include "compiler/oracle.h"
 
 void zsp_json_string(FILE *f, const char *s)
 {

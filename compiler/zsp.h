@@ -78,7 +78,9 @@ void zsp_session_free(zsp_session *s);
  * decision as one line of JSON, with the chain of checks when explain is non-zero.
  * ZSP_EUSAGE for a malformed request (then *json, if asked for, says why),
  * ZSP_EINTERNAL on out-of-memory, ZSP_EIO when a decision to record (zsp_session_use_grants)
- * could not be appended to the audit trail. */
+ * could not be appended to the audit trail (the JSON then says what the policy decided and
+ * why it was not recorded). On every status but ZSP_OK, *answer is ZSP_ANSWER_DENY: a
+ * decision that could not be made, or not recorded, is not one to act on. */
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json);
 
@@ -155,6 +157,12 @@ int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char 
  * out-of-memory; on error s is left as it was. */
 int zsp_session_use_grants(zsp_session *s, zsp_grants *g, const char *thread, const char *project,
 			   int record);
+
+/* An embedder that asks the person itself records the answer it got: appended to the audit
+ * trail as reason "prompt", rule how ("once", "deny", ...), when s records (use_grants with
+ * record). ZSP_OK (also when s does not record), or ZSP_EIO with *err (malloc'd) saying why. */
+int zsp_session_record_answer(zsp_session *s, const char *request, int answer, const char *how,
+			      char **err);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /* arena.c: bump allocator for one compilation.
  * Blocks are chained; large requests get a block of their own so waste stays bounded. */
-#include "arena.h"
+#include "lang/arena.h"
 
 #include <stdarg.h>
 #include <stdint.h>

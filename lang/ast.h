@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "source.h"
+#include "lang/source.h"
 
 typedef struct zsp_ast_str {
 	struct zsp_ast_str *next;

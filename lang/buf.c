@@ -1,6 +1,6 @@
 /* buf.c: a growable NUL-terminated text buffer, and the growth of heap arrays.
  * Capacities double; a size that would overflow counts as out of memory. */
-#include "buf.h"
+#include "lang/buf.h"
 
 #include <stdint.h>
 #include <stdio.h>

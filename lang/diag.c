@@ -1,12 +1,12 @@
 /* diag.c: diagnostic formatting. Every message of every pass is rendered here, in one format:
  * the include chain, "file:line:col: level: message [-Wname]", the source line and a ^~~~ span. */
-#include "diag.h"
+#include "lang/diag.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
+#include "lang/buf.h"
 
 static const char *const warning_names[ZSP_W_COUNT] = {
 	[ZSP_W_SHADOWED] = "shadowed",

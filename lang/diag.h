@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "source.h"
+#include "lang/source.h"
 
 typedef enum zsp_warning {
 	ZSP_W_SHADOWED,

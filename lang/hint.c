@@ -1,6 +1,6 @@
 /* hint.c: edit distance (optimal string alignment: a swap of two letters counts one) for
  * suggestions. Words are short; anything over 64 bytes is not worth suggesting for. */
-#include "hint.h"
+#include "lang/hint.h"
 
 #include <ctype.h>
 #include <string.h>

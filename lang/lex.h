@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "source.h"
+#include "lang/arena.h"
+#include "lang/source.h"
 
 struct zsp_diag;
 struct zsp_ast_file;

@@ -9,8 +9,8 @@
 %param {struct zsp_lex *lx}
 
 %code requires {
-#include "ast.h"
-#include "lex.h"
+#include "lang/ast.h"
+#include "lang/lex.h"
 struct stmt_list { zsp_ast_stmt *head, *tail; };
 struct str_list { zsp_ast_str *head, *tail; };
 struct match_list { zsp_ast_matcher *head, *tail; };
@@ -27,8 +27,8 @@ int zsp_yylex(ZSP_YYSTYPE *lval, ZSP_YYLTYPE *lloc, void *scanner);
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "hint.h"
+#include "lang/diag.h"
+#include "lang/hint.h"
 
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                           \
 	do {                                                  \

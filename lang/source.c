@@ -1,5 +1,5 @@
 /* source.c: policy text with a line table, and byte offset -> line:column. */
-#include "source.h"
+#include "lang/source.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include "lang/arena.h"
 
 #define ZSP_SOURCE_MAX (16u << 20) /* bytes; larger files are refused */
 

@@ -2,9 +2,9 @@
  * line in canonical mode, treats Ctrl-C and end of input as a deny, and restores the terminal. */
 #include "config.h"
 
-#include "ask.h"
+#include "runtime/ask.h"
 
-#include "../compiler/textesc.h"
+#include "compiler/textesc.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -10,38 +10,35 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../compiler/checks.h"
-#include "../compiler/compile.h"
-#include "../compiler/oracle.h"
-#include "../compiler/path.h"
-#include "../compiler/sha256.h"
-#include "decide.h"
+#include "compiler/checks.h"
+#include "compiler/compile.h"
+#include "compiler/oracle.h"
+#include "compiler/path.h"
+#include "compiler/sha256.h"
+#include "runtime/decide.h"
 
 struct zsp_decider {
 	const zsp_ir_policy *p;
-	zsp_store *store;
 	zsp_oracle_env env;
 	char *workspace, *home;
 	zsp_oracle *o;
-	zsp_arena *a;        /* reset for each decision; out->reason may point into it */
+	zsp_arena *a;        /* scratch for the grant lookup, reset for each decision */
 };
 
-zsp_decider *zsp_decider_new(const zsp_ir_policy *p, zsp_store *store, const char *workspace,
-			     const char *home)
+zsp_decider *zsp_decider_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
 {
 	zsp_decider *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	d->p = p;
-	d->store = store;
-	d->workspace = workspace ? strdup(workspace) : NULL;
-	d->home = home ? strdup(home) : NULL;
+	d->workspace = env->workspace ? strdup(env->workspace) : NULL;
+	d->home = env->home ? strdup(env->home) : NULL;
 	d->env.workspace = d->workspace;
 	d->env.home = d->home;
-	d->env.resolve_symlinks = true;
+	d->env.resolve_symlinks = env->resolve_symlinks;
 	d->o = zsp_oracle_new(p, &d->env);
 	d->a = zsp_arena_new();
-	if (!d->o || !d->a || (workspace && !d->workspace) || (home && !d->home)) {
+	if (!d->o || !d->a || (env->workspace && !d->workspace) || (env->home && !d->home)) {
 		zsp_decider_free(d);
 		return NULL;
 	}
@@ -57,6 +54,11 @@ void zsp_decider_free(zsp_decider *d)
 	free(d->workspace);
 	free(d->home);
 	free(d);
+}
+
+const unsigned *zsp_decider_hits(const zsp_decider *d, size_t *n)
+{
+	return zsp_oracle_hits(d->o, n);
 }
 
 static bool is_path_request(const char *kind)
@@ -86,8 +88,9 @@ static const char *grant_path(zsp_decider *d, const char *arg)
  * paths, and a once grant is used only when the other path is granted too), a deny on any
  * argument denies. 1 with *answer and *id when grants decide, 0 when they do not, -1 on a store
  * error. */
-static int consult_grants(zsp_decider *d, const zsp_ir_request *req, const char *thread,
-			  const char *project, int *answer, int64_t *id, char *err, size_t errlen)
+static int consult_grants(zsp_decider *d, zsp_store *store, const zsp_ir_request *req,
+			  const char *thread, const char *project, int *answer, int64_t *id, char *err,
+			  size_t errlen)
 {
 	size_t nargs = 1;
 	if (strcmp(req->kind, "copy_path") == 0 || strcmp(req->kind, "move_path") == 0)
@@ -109,7 +112,7 @@ static int consult_grants(zsp_decider *d, const zsp_ir_request *req, const char 
 		}
 		args[i] = arg;
 	}
-	return zsp_store_lookup_all(d->store, req->kind, args, nargs, thread, project,
+	return zsp_store_lookup_all(store, req->kind, args, nargs, thread, project,
 				    (int64_t)time(NULL), answer, id, err, errlen);
 }
 
@@ -125,141 +128,80 @@ const char *zsp_decider_user(void)
 	return name;
 }
 
-void zsp_decider_set_store(zsp_decider *d, zsp_store *store)
-{
-	d->store = store;
-}
-
-/* After the oracle's verdict v on req: the grants (only on an ask), then the audit trail. */
-static int settle(zsp_decider *d, const char *request, const zsp_ir_request *req,
-		  const zsp_verdict *v, const char *thread, const char *project, bool record,
-		  const char *policy_hash, zsp_decision_out *out, char *err, size_t errlen)
-{
-	memset(out, 0, sizeof(*out));
-	out->answer = zsp_decision_exit(v->decision);
-	out->reason = v->reason;
-	char loc[512];
-	const char *where = zsp_loc_string(loc, sizeof(loc), v->loc);
-	if (where && v->rule)
-		snprintf(out->rule, sizeof(out->rule), "%s: %s", where, v->rule);
-	else if (v->rule)
-		snprintf(out->rule, sizeof(out->rule), "%s", v->rule);
-	else if (where)
-		snprintf(out->rule, sizeof(out->rule), "%s", where);
-
-	/* only an ask reaches the grants: denies before them are final, allows need none */
-	if (v->decision == ZSP_ASK && d->store) {
-		int answer;
-		int64_t id;
-		int r = consult_grants(d, req, thread, project, &answer, &id, out->store_error,
-				       sizeof(out->store_error));
-		if (r < 0) {
-			out->store_failed = true;
-		} else if (r == 1) {
-			out->answer = answer;
-			out->reason = "grant";
-			out->grant_id = id;
-			snprintf(out->rule, sizeof(out->rule), "grant %lld", (long long)id);
-		}
-	}
-	if (!record)
-		return 0;
-	if (!d->store) {
-		snprintf(err, errlen, "no grant store to record the decision in");
-		return -1;
-	}
-	zsp_audit_record r = {
-		.time = 0,
-		.request = request,
-		.decision = out->answer,
-		.reason = out->reason,
-		.rule = out->rule[0] ? out->rule : NULL,
-		.policy = d->p->name,
-		.policy_hash = policy_hash,
-		.thread = thread,
-		.project = project,
-		.who = zsp_decider_user(),
-	};
-	return zsp_store_audit(d->store, &r, err, errlen) == 0 ? 0 : -1;
-}
-
-/* The request parsed and the oracle's verdict on it, in d's arena (reset first). */
-static int oracle_first(zsp_decider *d, const char *request, bool explain, zsp_ir_request *req,
-			zsp_verdict *v, char *err, size_t errlen)
-{
-	zsp_arena_reset(d->a);
-	if (zsp_request_parse(d->a, request, req, err, errlen) != 0)
-		return ZSP_EUSAGE;
-	if (zsp_oracle_decide(d->o, d->a, req, explain, v) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return ZSP_EINTERNAL;
-	}
-	return ZSP_OK;
-}
-
-int zsp_decider_decide(zsp_decider *d, const char *request, const char *thread, const char *project,
-		       bool record, const char *policy_hash, zsp_decision_out *out, char *err,
-		       size_t errlen)
-{
-	zsp_ir_request req;
-	zsp_verdict v;
-	memset(out, 0, sizeof(*out));
-	int rc = oracle_first(d, request, false, &req, &v, err, errlen);
-	if (rc != ZSP_OK)
-		return rc;
-	return settle(d, request, &req, &v, thread, project, record, policy_hash, out, err, errlen);
-}
-
 static zsp_decision decision_of(int answer)
 {
 	return answer == ZSP_ANSWER_ALLOW ? ZSP_ALLOW : answer == ZSP_ANSWER_DENY ? ZSP_DENY : ZSP_ASK;
 }
 
-/* settle() for a verdict that is shown: the grant's answer written into v, the failures into x. */
-static int settle_verdict(zsp_decider *d, zsp_arena *a, const char *request,
-			  const zsp_ir_request *req, zsp_verdict *v, const char *thread,
-			  const char *project, bool record, const char *policy_hash,
-			  zsp_verdict_extra *x)
+static int audit(zsp_decider *d, const char *request, int answer, const char *reason,
+		 const char *rule, const zsp_decide_ctx *ctx, char *err, size_t errlen)
 {
-	zsp_decision_out out;
-	char err[512] = "";
-	memset(x, 0, sizeof(*x));
-	int rc = settle(d, request, req, v, thread, project, record, policy_hash, &out, err,
-			sizeof(err));
-	if (out.store_failed && !(x->store_error = zsp_arena_strdup(a, out.store_error)))
-		return ZSP_EINTERNAL;
-	if (rc != 0 && !(x->audit_error = zsp_arena_strdup(a, err)))
-		return ZSP_EINTERNAL;
-	if (out.grant_id) {
-		x->grant = (long long)out.grant_id;
-		v->decision = decision_of(out.answer);
-		v->reason = "grant";
-		v->rule = zsp_arena_printf(a, "grant %lld", x->grant);
-		v->detail = zsp_arena_printf(a, "grant %lld answers what the policy would ask", x->grant);
-		v->loc.src = NULL;
-		if (!v->rule || !v->detail)
-			return ZSP_EINTERNAL;
+	if (!ctx->store) {
+		snprintf(err, errlen, "%s", ctx->store_error ? ctx->store_error
+				   : "no grant store to record the decision in");
+		return ZSP_EIO;
 	}
+	zsp_audit_record r = {
+		.time = 0,
+		.request = request,
+		.decision = answer,
+		.reason = reason,
+		.rule = rule,
+		.policy = d->p->name,
+		.policy_hash = ctx->policy_hash,
+		.thread = ctx->thread,
+		.project = ctx->project,
+		.who = zsp_decider_user(),
+	};
+	return zsp_store_audit(ctx->store, &r, err, errlen) == 0 ? ZSP_OK : ZSP_EIO;
+}
+
+int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const zsp_ir_request *req,
+		       bool explain, const zsp_decide_ctx *ctx, zsp_verdict *v, zsp_verdict_extra *x)
+{
+	memset(x, 0, sizeof(*x));
+	zsp_arena_reset(d->a);
+	if (zsp_oracle_decide(d->o, a, req, explain, v) != 0)
+		return ZSP_EINTERNAL;
+	x->store_error = ctx->store_error;
+	/* only an ask reaches the grants: denies before them are final, allows need none */
+	if (v->decision == ZSP_ASK && ctx->store) {
+		int answer;
+		int64_t id;
+		char err[512];
+		int r = consult_grants(d, ctx->store, req, ctx->thread, ctx->project, &answer, &id, err, sizeof(err));
+		if (r < 0 && !(x->store_error = zsp_arena_strdup(a, err)))
+			return ZSP_EINTERNAL;
+		if (r == 1) {
+			x->grant = (long long)id;
+			v->decision = decision_of(answer);
+			v->reason = "grant";
+			v->rule = zsp_arena_printf(a, "grant %lld", x->grant);
+			v->detail = zsp_arena_printf(a, "grant %lld answers what the policy would ask", x->grant);
+			v->loc.src = NULL;
+			if (!v->rule || !v->detail)
+				return ZSP_EINTERNAL;
+		}
+	}
+	if (!ctx->record)
+		return ZSP_OK;
+	char loc[512], rule[1024], err[512];
+	const char *where = zsp_loc_string(loc, sizeof(loc), v->loc);
+	if (where && v->rule)
+		snprintf(rule, sizeof(rule), "%s: %s", where, v->rule);
+	else
+		snprintf(rule, sizeof(rule), "%s", v->rule ? v->rule : where ? where : "");
+	int rc = audit(d, request, zsp_decision_exit(v->decision), v->reason, rule[0] ? rule : NULL,
+		       ctx, err, sizeof(err));
+	if (rc != ZSP_OK && !(x->audit_error = zsp_arena_strdup(a, err)))
+		return ZSP_EINTERNAL;
 	return rc;
 }
 
-int zsp_decider_settle(zsp_decider *d, zsp_arena *a, const char *request, const zsp_ir_request *req,
-		       zsp_verdict *v, const char *thread, const char *project, bool record,
-		       const char *policy_hash, zsp_verdict_extra *x)
+int zsp_decider_record_answer(zsp_decider *d, const char *request, int answer, const char *how,
+			      const zsp_decide_ctx *ctx, char *err, size_t errlen)
 {
-	zsp_arena_reset(d->a);
-	return settle_verdict(d, a, request, req, v, thread, project, record, policy_hash, x);
-}
-
-int zsp_decider_verdict(zsp_decider *d, const char *request, bool explain, const char *thread,
-			const char *project, bool record, const char *policy_hash, zsp_ir_request *req,
-			zsp_verdict *v, zsp_verdict_extra *x, char *err, size_t errlen)
-{
-	memset(x, 0, sizeof(*x));
-	int rc = oracle_first(d, request, explain, req, v, err, errlen);
-	if (rc != ZSP_OK)
-		return rc;
-	return settle_verdict(d, d->a, request, req, v, thread, project, record, policy_hash, x);
+	return audit(d, request, answer, "prompt", how, ctx, err, errlen);
 }
 
 int zsp_policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])

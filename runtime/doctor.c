@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "doctor.h"
-#include "launch.h"
+#include "runtime/doctor.h"
+#include "runtime/launch.h"
 
 static bool read_file(const char *path, char *buf, size_t size)
 {

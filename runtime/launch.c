@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "runtime/launch.h"
 
 #ifndef BWRAP_PATH
 #define BWRAP_PATH "/usr/bin/bwrap"

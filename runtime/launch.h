@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../backends/linux.h"
+#include "backends/linux.h"
 
 /* Exit status when the sandbox cannot be set up (the command never ran). */
 #define ZSP_RUN_ESETUP 125

@@ -2,8 +2,8 @@
  * and directories, versioned schema, WAL, one transaction per call, once-grants consumed once. */
 #include "config.h"
 
-#include "../compiler/path.h"
-#include "store.h"
+#include "compiler/path.h"
+#include "runtime/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../compiler/regex.h"
-#include "../compiler/zsp.h"
+#include "compiler/regex.h"
+#include "compiler/zsp.h"
 
 /* Thread grants get ids from here up, so one id names one grant across both databases. */
 #define THREAD_ID_BASE (INT64_C(1) << 40)

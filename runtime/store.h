@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../compiler/zsp.h"
+#include "compiler/zsp.h"
 
 typedef struct zsp_store zsp_store;
 

@@ -15,12 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../compiler/compile.h"
-#include "../compiler/oracle.h"
-#include "../compiler/path.h"
-#include "launch.h"
-#include "verify.h"
-#include "zsp.h"
+#include "compiler/compile.h"
+#include "compiler/oracle.h"
+#include "compiler/path.h"
+#include "runtime/cli.h"
+#include "runtime/launch.h"
+#include "runtime/verify.h"
+#include "compiler/zsp.h"
 
 #ifndef ZSP_PROBE_PATH
 #define ZSP_PROBE_PATH "/usr/libexec/zsp/zsp-probe"
@@ -53,7 +54,7 @@ static void to_stderr(void *ctx, const char *text, size_t len)
 static const char *probe_path(void)
 {
 	const char *env = getenv("ZSP_PROBE");
-	return env && *env ? env : zsp_program_path("zsp-probe", ZSP_PROBE_PATH);
+	return env && *env ? env : zsp_cli_program_path("zsp-probe", ZSP_PROBE_PATH);
 }
 
 static int mkdirs(const char *path, mode_t mode)

@@ -12,14 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../compiler/compile.h"
-#include "../compiler/textesc.h"
-#include "ask.h"
-#include "decide.h"
-#include "doctor.h"
-#include "launch.h"
-#include "verify.h"
-#include "zsp.h"
+#include "compiler/compile.h"
+#include "compiler/textesc.h"
+#include "runtime/ask.h"
+#include "runtime/cli.h"
+#include "runtime/doctor.h"
+#include "runtime/launch.h"
+#include "runtime/session.h"
+#include "runtime/verify.h"
 
 extern char **environ;
 extern const char zsp_default_policy[];
@@ -51,93 +51,51 @@ static const char usage_text[] =
 	"  --project DIR      -c: the project of `always in this project` (default: WORKSPACE)\n"
 	"  --state-dir DIR    -c: grants and audit trail (default: $XDG_STATE_HOME/zsp)\n"
 	"  --runtime-dir DIR  -c: thread grants (default: $XDG_RUNTIME_DIR/zsp)\n"
+	"  --no-audit         -c: decide without the grant store and the audit trail when they\n"
+	"                     cannot be opened or written (by default nothing runs then)\n"
 	"  --doctor           check what the sandbox needs on this machine and say what is missing\n"
 	"  --verify           run the policy's test expectations in the real sandbox and compare\n"
 	"                     the kernel with the oracle (same as zspc --verify)\n"
 	"  --help, --version\n"
 	"\n"
 	"exit: the command's status, 128+N when a signal N ended it; 125 when the sandbox\n"
-	"      cannot be set up (the command did not run); 64 usage; 1 policy errors;\n"
+	"      cannot be set up or a -c decision cannot be recorded (the command did not run);\n"
+	"      64 usage; 1 policy errors;\n"
 	"      -c: 122 denied, 123 approval needed and no terminal to ask on\n";
-
-__attribute__((format(printf, 1, 0))) static int usage(const char *msg, const char *arg)
-{
-	fprintf(stderr, "zsp-run: ");
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, msg, arg);
-#pragma GCC diagnostic pop
-	fprintf(stderr, "\nTry 'zsp-run --help'.\n");
-	return ZSP_EUSAGE;
-}
-
-static void to_stderr(void *ctx, const char *text, size_t len)
-{
-	(void)ctx;
-	fwrite(text, 1, len, stderr);
-}
 
 struct run_opts {
 	const char *file, *policy;
-	const char **inc, **warn, **dnames, **dvalues;
-	size_t ninc, nwarn, ndef;
-	bool strict, no_proc, print;
+	zsp_cli_compile cc;        /* -I -W -D --strict */
+	bool no_proc, print, no_audit;
 	const char *command, *thread, *project, *state_dir, *runtime_dir;  /* -c and its options */
+	zsp_builtin_params builtins;
 };
 
-static zsp_compiler *make_compiler(const struct run_opts *o, zsp_diag *bd)
+/* Compiles the policy (or the built-in one) with this machine's built-in parameters, -D over
+ * them, into compiler *c, whose diagnostics engine the lowering reports through as well. */
+static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, const zsp_ir_policy **p)
 {
-	const char *names[5], *values[5];
-	int n = zsp_linux_defaults(names, values);
-	if (n < 0) {
-		fprintf(stderr, "zsp-run: cannot find the current directory or your home directory\n");
-		return NULL;
-	}
-	zsp_compiler *c = zsp_compiler_new();
-	if (!c)
-		return NULL;
-	zsp_compiler_set_sink(c, to_stderr, NULL);
+	/* unenforced rules are said by zspc --emit bwrap; a WORKSPACE inside TMPDIR makes a rule
+	 * shadowed: true, but not news to whoever runs a command */
+	static const char *const preset[] = { "no-unenforced", "no-shadowed", NULL };
+	zsp_cli_builtins(&o->builtins, NULL);
+	*c = zsp_cli_compiler(&o->cc, preset, &o->builtins);
 	const char *dd = getenv("ZSP_DATADIR");
 	if (dd && *dd)
-		zsp_compiler_set_datadir(c, dd);
-	for (size_t i = 0; i < o->ninc; i++)
-		zsp_compiler_add_include_dir(c, o->inc[i]);
-	zsp_diag_init(bd, to_stderr, NULL);
-	zsp_diag_option(bd, "no-unenforced");
-	/* a WORKSPACE inside TMPDIR makes a rule shadowed: true, but not news to whoever runs a command */
-	zsp_compiler_warning(c, "no-shadowed");
-	for (size_t i = 0; i < o->nwarn; i++) {
-		zsp_compiler_warning(c, o->warn[i]);
-		zsp_diag_option(bd, o->warn[i]);
-	}
-	if (o->strict)
-		zsp_diag_option(bd, "error=unenforced");
-	for (int i = 0; i < n; i++)
-		zsp_compiler_define(c, names[i], values[i]);
-	for (size_t i = 0; i < o->ndef; i++)
-		zsp_compiler_define(c, o->dnames[i], o->dvalues[i]);
-	return c;
-}
-
-static int compile(const struct run_opts *o, zsp_diag *bd, zsp_policy_set **set, const zsp_ir_policy **p)
-{
-	zsp_compiler *c = make_compiler(o, bd);
-	if (!c)
-		return ZSP_RUN_ESETUP;
-	int rc = o->file ? zsp_compile_file(c, o->file, set)
-			 : zsp_compile_buffer(c, "<built-in workspace.zsp>", zsp_default_policy,
+		zsp_compiler_set_datadir(*c, dd);
+	int rc = o->file ? zsp_compile_file(*c, o->file, set)
+			 : zsp_compile_buffer(*c, "<built-in workspace.zsp>", zsp_default_policy,
 					      strlen(zsp_default_policy), set);
-	zsp_compiler_free(c);
 	if (rc != ZSP_OK)
 		return rc;
 	const zsp_ir *ir = zsp_policy_set_ir(*set);
 	*p = o->policy ? zsp_ir_find_policy(ir, o->policy) : ir->npolicies == 1 ? &ir->policies[0] : NULL;
 	if (!*p) {
 		if (o->policy)
-			fprintf(stderr, "zsp-run: no policy named `%s` in %s\n", o->policy, ir->source);
+			zsp_warn("no policy named `%s` in %s", o->policy, ir->source);
 		else
-			fprintf(stderr, "zsp-run: %s defines %zu policies: say which with --policy NAME\n",
-				ir->source, ir->npolicies);
+			zsp_warn("%s defines %zu policies: say which with --policy NAME", ir->source,
+				 ir->npolicies);
 		return ZSP_EUSAGE;
 	}
 	return ZSP_OK;
@@ -145,28 +103,15 @@ static int compile(const struct run_opts *o, zsp_diag *bd, zsp_policy_set **set,
 
 static int print_plan(const zsp_launch *l)
 {
-	for (size_t i = 0; i < l->plan.argc; i++) {
-		char *q = zsp_shell_quote(l->plan.argv[i]);
-		if (!q)
-			return ZSP_EINTERNAL;
-		puts(q);
-		free(q);
-	}
-	return fflush(stdout) == 0 ? 0 : ZSP_EIO;
-}
-
-/* The value parameter name gets in this run: the last -D, else this machine's default. */
-static const char *param_value(const struct run_opts *o, const char *name)
-{
-	for (size_t i = o->ndef; i-- > 0;)
-		if (strcmp(o->dnames[i], name) == 0)
-			return o->dvalues[i];
-	const char *names[5], *values[5];
-	int n = zsp_linux_defaults(names, values);
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], name) == 0)
-			return values[i];
-	return NULL;
+	zsp_buf out = { 0 };
+	zsp_bwrap_argv_text(&l->plan, false, &out);
+	size_t len;
+	char *text = zsp_buf_take(&out, &len);
+	if (!text)
+		zsp_die_oom();
+	int rc = zsp_cli_write_output(NULL, text, len);
+	free(text);
+	return rc;
 }
 
 /* `terminal "COMMAND"` in the request syntax zsp_request_parse reads. malloc'd. */
@@ -199,65 +144,71 @@ static char *terminal_request(const char *command)
 struct gate {
 	const struct run_opts *o;
 	const zsp_ir_policy *p;
-	zsp_store *store;          /* NULL: could not be opened, decide without grants */
-	zsp_decider *decider;
+	zsp_session *s;            /* the one decision path, as zspc --query and embedders use */
+	zsp_grants *grants;        /* NULL: could not be opened (then only with --no-audit) */
 	char *request;
-	const char *project;       /* canonical */
-	char policy_hash[65];      /* as zspc computes it, so the trail ties both to one policy */
-	zsp_decision_out out;
+	char project[PATH_MAX];    /* canonical */
+	int answer;                /* the last decision */
+	char reason[64], rule[1024];
 };
 
-/* Decides (again) and records it. 0, or an exit status when zsp-run must stop. */
+/* Decides (again). 0, or an exit status when zsp-run must stop. A decision that had to be
+ * recorded and was not is not acted on (doc/store.md "When the audit trail cannot be written"). */
 static int gate_decide(struct gate *g)
 {
-	char err[512];
-	int rc = zsp_decider_decide(g->decider, g->request, g->o->thread, g->project, true,
-				    g->policy_hash, &g->out, err, sizeof(err));
+	zsp_session_result r;
+	int rc = zsp_session_decide_text(g->s, g->request, false, &r);
 	if (rc == ZSP_EUSAGE) {
-		fprintf(stderr, "zsp-run: -c: %s\n", err);
+		zsp_warn("-c: %s", r.error);
 		return ZSP_EUSAGE;
 	}
-	if (rc == ZSP_EINTERNAL) {
-		fprintf(stderr, "zsp-run: out of memory\n");
+	if (rc == ZSP_EINTERNAL)
+		zsp_die_oom();
+	if (r.x->store_error && g->grants)
+		zsp_warn("the grants could not be read, deciding without them: %s", r.x->store_error);
+	if (rc == ZSP_EIO) {
+		zsp_warn("the decision cannot be recorded in the audit trail, so the command does not "
+			 "run: %s\n  (zsp-run --no-audit decides without the trail)", r.x->audit_error);
 		return ZSP_RUN_ESETUP;
 	}
-	/* The decision stands without its record: the command is sandboxed all the same. */
-	if (rc != 0)
-		fprintf(stderr, "zsp-run: warning: the decision was not recorded in the audit trail: %s\n", err);
-	if (g->out.store_failed)
-		fprintf(stderr, "zsp-run: the grants could not be read, deciding without them: %s\n",
-			g->out.store_error);
+	char loc[512];
+	const char *where = zsp_loc_string(loc, sizeof(loc), r.v->loc);
+	g->answer = r.answer;
+	snprintf(g->reason, sizeof(g->reason), "%s", r.v->reason);
+	if (where && r.v->rule)
+		snprintf(g->rule, sizeof(g->rule), "%s: %s", where, r.v->rule);
+	else
+		snprintf(g->rule, sizeof(g->rule), "%s", r.v->rule ? r.v->rule : where ? where : "");
 	return 0;
 }
 
 /* A record of what the person answered where no grant could carry it (a deny, or an allow
- * whose grant could not be stored or did not answer). Best effort: said, not fatal. */
-static void gate_audit(struct gate *g, int answer, const char *rule)
+ * whose grant could not be stored or did not answer). 0, or the exit status: an allow that
+ * cannot be recorded does not run. */
+static int gate_audit(struct gate *g, int answer, const char *how)
 {
-	if (!g->store)
-		return;
-	char err[512];
-	zsp_audit_record r = { .request = g->request, .decision = answer, .reason = "prompt", .rule = rule,
-			       .policy = g->p->name, .policy_hash = g->policy_hash, .thread = g->o->thread,
-			       .project = g->project, .who = zsp_decider_user() };
-	if (zsp_store_audit(g->store, &r, err, sizeof(err)) != 0)
-		fprintf(stderr, "zsp-run: warning: the answer was not recorded in the audit trail: %s\n", err);
+	char *err = NULL;
+	if (zsp_session_record_answer(g->s, g->request, answer, how, &err) == ZSP_OK)
+		return 0;
+	zsp_warn("the answer cannot be recorded in the audit trail: %s", err ? err : "out of memory");
+	free(err);
+	return answer == ZSP_ANSWER_DENY ? 0 : ZSP_RUN_ESETUP;
 }
 
-static void print_denied(const zsp_decision_out *out)
+static void print_denied(const struct gate *g)
 {
-	if (out->rule[0])
-		fprintf(stderr, "zsp-run: denied: %s (%s)\n", out->reason, out->rule);
+	if (g->rule[0])
+		zsp_warn("denied: %s (%s)", g->reason, g->rule);
 	else
-		fprintf(stderr, "zsp-run: denied: %s\n", out->reason);
+		zsp_warn("denied: %s", g->reason);
 }
 
 /* No terminal: say what would approve the command, as a command to copy. */
 static int gate_no_terminal(struct gate *g)
 {
 	const struct run_opts *o = g->o;
-	fprintf(stderr, "zsp-run: approval needed: %s%s%s%s, and there is no terminal to ask on\n",
-		g->out.reason, g->out.rule[0] ? " (" : "", g->out.rule, g->out.rule[0] ? ")" : "");
+	zsp_warn("approval needed: %s%s%s%s, and there is no terminal to ask on", g->reason,
+		 g->rule[0] ? " (" : "", g->rule, g->rule[0] ? ")" : "");
 	/* what is printed must not redraw the screen (stderr is often a terminal): a command with
 	 * control or invisible characters is given escaped, and --exact-escaped reads it back */
 	bool plain = zsp_text_plain(o->command);
@@ -268,16 +219,15 @@ static int gate_no_terminal(struct gate *g)
 	char *policy = zsp_shell_quote(g->p->name);
 	int rc = ZSP_RUN_EAPPROVAL;
 	if (!cmd || !policy || (o->thread && !thread) || (o->state_dir && !state)) {
-		fprintf(stderr, "zsp-run: out of memory\n");
-		rc = ZSP_RUN_ESETUP;
+		zsp_die_oom();
 	} else if (!zsp_text_plain(thread ? thread : "") || !zsp_text_plain(state ? state : "") ||
 		   !zsp_text_plain(policy)) {
-		fprintf(stderr, "zsp-run: --thread, --state-dir or the policy's name holds control "
-				"characters: the command that allows this cannot be printed\n");
+		zsp_warn("--thread, --state-dir or the policy's name holds control characters: the "
+			 "command that allows this cannot be printed");
 	} else {
 		if (!plain)
-			fprintf(stderr, "zsp-run: the command holds control or invisible characters, shown "
-					"escaped (\\n, \\xHH, \\u{...})\n");
+			zsp_warn("the command holds control or invisible characters, shown escaped "
+				 "(\\n, \\xHH, \\u{...})");
 		fprintf(stderr, "zsp-run: to allow this command once, run:\n"
 				"  zspc grant add --tool terminal %s %s --allow --once%s%s --policy %s%s%s\n",
 			plain ? "--exact" : "--exact-escaped", cmd, thread ? " --thread " : "",
@@ -291,22 +241,24 @@ static int gate_no_terminal(struct gate *g)
 	return rc;
 }
 
-/* Adds the grant the person chose. 0, or -1 with why in err. */
-static int gate_grant(struct gate *g, zsp_ask_answer a, char *err, size_t errlen)
+/* Adds the grant the person chose, through the same API an embedder uses. 0, or -1 with why
+ * in *err (malloc'd). */
+static int gate_grant(struct gate *g, zsp_ask_answer a, char **err)
 {
-	zsp_grant gr = { .tool = "terminal", .match = ZSP_MATCH_EXACT, .pattern = g->o->command,
-			 .decision = ZSP_ANSWER_ALLOW, .policy = g->p->name, .who = zsp_decider_user() };
+	struct zsp_grant_spec spec = { .tool = "terminal", .match = ZSP_MATCH_EXACT,
+				       .pattern = g->o->command, .decision = ZSP_ANSWER_ALLOW,
+				       .policy = g->p->name };
 	if (a == ZSP_ASK_ONCE) {
-		gr.scope = ZSP_GRANT_ONCE;
-		gr.thread = g->o->thread;
+		spec.scope = ZSP_GRANT_ONCE;
+		spec.thread = g->o->thread;
 	} else if (a == ZSP_ASK_THREAD) {
-		gr.scope = ZSP_GRANT_THREAD;
-		gr.thread = g->o->thread;
+		spec.scope = ZSP_GRANT_THREAD;
+		spec.thread = g->o->thread;
 	} else {
-		gr.scope = ZSP_GRANT_PROJECT;
-		gr.project = g->project;
+		spec.scope = ZSP_GRANT_PROJECT;
+		spec.project = g->project;
 	}
-	return zsp_store_add(g->store, &gr, NULL, err, errlen);
+	return zsp_grants_add(g->grants, &spec, NULL, err) == ZSP_OK ? 0 : -1;
 }
 
 /* The policy asks and there is a terminal: put the question to the person there. 0 to run,
@@ -316,10 +268,10 @@ static int gate_ask(struct gate *g, zsp_tty *t)
 	zsp_tty_say(t, "zsp-run: the policy asks before running\n  ");
 	zsp_tty_show(t, g->o->command);
 	zsp_tty_say(t, "\n  because: ");
-	zsp_tty_show(t, g->out.reason);
-	if (g->out.rule[0]) {
+	zsp_tty_show(t, g->reason);
+	if (g->rule[0]) {
 		zsp_tty_say(t, " (");
-		zsp_tty_show(t, g->out.rule);
+		zsp_tty_show(t, g->rule);
 		zsp_tty_say(t, ")");
 	}
 	zsp_tty_say(t, "\n");
@@ -330,160 +282,175 @@ static int gate_ask(struct gate *g, zsp_tty *t)
 					  : a == ZSP_ASK_INTERRUPTED ? "interrupted"
 								     : "end of input";
 			gate_audit(g, ZSP_ANSWER_DENY, how);
-			fprintf(stderr, "zsp-run: denied at the prompt (%s)\n", how);
+			zsp_warn("denied at the prompt (%s)", how);
 			return ZSP_RUN_EDENIED;
 		}
 		if (a == ZSP_ASK_THREAD && !g->o->thread) {
 			zsp_tty_say(t, "there is no thread: zsp-run was started without --thread ID\n");
 			continue;
 		}
-		if (!g->store) {
+		if (!g->grants) {
 			if (a == ZSP_ASK_ONCE)
 				return 0;  /* a yes for this run needs nothing stored */
 			zsp_tty_say(t, "the grant store could not be opened: only [o]nce or [d]eny\n");
 			continue;
 		}
-		char err[512];
-		if (gate_grant(g, a, err, sizeof(err)) != 0) {
+		char *err = NULL;
+		if (gate_grant(g, a, &err) != 0) {
 			zsp_tty_say(t, "the grant could not be stored: ");
-			zsp_tty_show(t, err);
+			zsp_tty_show(t, err ? err : "out of memory");
 			zsp_tty_say(t, "\n");
+			free(err);
 			if (a != ZSP_ASK_ONCE)
 				continue;
-			gate_audit(g, ZSP_ANSWER_ALLOW, "once");
-			return 0;
+			return gate_audit(g, ZSP_ANSWER_ALLOW, "once");
 		}
 		/* Decide again rather than run: the trail then shows the grant that allowed it (and a
 		 * once grant is consumed by this very lookup). */
 		int rc = gate_decide(g);
 		if (rc != 0)
 			return rc;
-		if (g->out.answer == ZSP_ANSWER_DENY) {
-			print_denied(&g->out);
+		if (g->answer == ZSP_ANSWER_DENY) {
+			print_denied(g);
 			return ZSP_RUN_EDENIED;
 		}
 		/* Still `ask`: the grant was not read back (the store failed, or a concurrent run with
 		 * the same command consumed the once grant). The person's yes holds for this run. */
-		if (g->out.answer != ZSP_ANSWER_ALLOW)
-			gate_audit(g, ZSP_ANSWER_ALLOW, a == ZSP_ASK_ONCE ? "once" : a == ZSP_ASK_THREAD ? "thread" : "project");
+		if (g->answer != ZSP_ANSWER_ALLOW)
+			return gate_audit(g, ZSP_ANSWER_ALLOW, a == ZSP_ASK_ONCE	? "once"
+							       : a == ZSP_ASK_THREAD ? "thread"
+										 : "project");
 		return 0;
 	}
 }
 
-
-/* zsp-run -c: the decision before the run. 0 to run the command, else the exit status. */
-static int gate(const struct run_opts *o, const zsp_ir *ir, const zsp_ir_policy *p)
+/* The session for -c: the grant store attached (recording every decision unless --no-audit).
+ * 0, or the exit status. A store that cannot be opened means no audit trail: the command does
+ * not run unless --no-audit says to decide without one. */
+static int gate_session(struct gate *g, const zsp_policy_set *set, const char *workspace,
+			const char *home)
 {
-	struct gate g = { .o = o, .p = p };
-	const char *ws = param_value(o, "WORKSPACE"), *hm = param_value(o, "HOME");
-	/* copies: the defaults live in static storage that getpwuid() may reuse */
-	char *workspace = ws ? strdup(ws) : NULL, *home = hm ? strdup(hm) : NULL;
-	const char *pdir = o->project ? o->project : workspace;
-	char project[PATH_MAX];
-	struct stat st;
-	int rc = 0;
-	if (!workspace || (hm && !home)) {
-		fprintf(stderr, "zsp-run: %s\n", ws ? "out of memory" : "WORKSPACE has no value");
-		rc = ws ? ZSP_RUN_ESETUP : ZSP_EUSAGE;
-		goto out;
+	const struct run_opts *o = g->o;
+	int rc = zsp_session_new(set, g->p->name, workspace, home, &g->s);
+	if (rc == ZSP_EINTERNAL)
+		zsp_die_oom();
+	if (rc != ZSP_OK) {
+		zsp_warn("WORKSPACE and HOME must be absolute paths");
+		return ZSP_EUSAGE;
 	}
-	const char *why = NULL;
-	if (!realpath(pdir, project))
-		why = strerror(errno);
-	else if (stat(project, &st) != 0 || !S_ISDIR(st.st_mode))
-		why = "not a directory";
-	if (why) {
-		fprintf(stderr, "zsp-run: %s %s: %s\n", o->project ? "--project" : "the project directory (WORKSPACE)",
-			pdir, why);
-		rc = ZSP_EUSAGE;
-		goto out;
-	}
-	g.project = project;
-
-	char err[512];
 	zsp_store_where where = { .state_dir = o->state_dir, .runtime_dir = o->runtime_dir };
-	if (zsp_store_open(&where, &g.store, err, sizeof(err)) != 0) {
-		/* fail closed: without grants the oracle's answer stands, and nothing is recorded */
-		fprintf(stderr, "zsp-run: %s\nzsp-run: deciding without grants; nothing is recorded\n", err);
-		g.store = NULL;
-	}
-	g.decider = zsp_decider_new(p, g.store, workspace, home);
-	g.request = terminal_request(o->command);
-	if (!g.decider || !g.request || zsp_policy_hash(ir, p, g.policy_hash) != 0) {
-		fprintf(stderr, "zsp-run: out of memory\n");
+	char *err = NULL;
+	if (zsp_grants_open_at(&where, &g->grants, &err) == ZSP_OK) {
+		rc = zsp_session_use_grants(g->s, g->grants, o->thread, g->project, !o->no_audit);
+	} else if (o->no_audit) {
+		zsp_warn("%s\nzsp-run: --no-audit: deciding without grants; nothing is recorded",
+			 err ? err : "out of memory");
+		rc = ZSP_OK;
+	} else {
+		zsp_warn("%s\nzsp-run: without the grant store there is no audit trail, so nothing runs "
+			 "(zsp-run --no-audit decides without grants and records nothing)",
+			 err ? err : "out of memory");
 		rc = ZSP_RUN_ESETUP;
-		goto out;
 	}
-	rc = gate_decide(&g);
-	if (rc != 0)
-		goto out;
-	if (g.out.answer == ZSP_ANSWER_DENY) {
-		print_denied(&g.out);
-		rc = ZSP_RUN_EDENIED;
-	} else if (g.out.answer == ZSP_ANSWER_ASK) {
-		zsp_tty *t = zsp_tty_open();
-		rc = t ? gate_ask(&g, t) : gate_no_terminal(&g);
-		zsp_tty_close(t);
-	}
-out:
-	if (g.decider)
-		zsp_decider_free(g.decider);
-	if (g.store)
-		zsp_store_close(g.store);
-	free(g.request);
-	free(workspace);
-	free(home);
+	free(err);
+	if (rc == ZSP_EINTERNAL)
+		zsp_die_oom();
 	return rc;
 }
 
-static int run(const struct run_opts *o, char *const *cmd)
+/* zsp-run -c: the decision before the run. 0 to run the command, else the exit status. */
+static int gate(const struct run_opts *o, const zsp_policy_set *set, const zsp_ir_policy *p)
+{
+	struct gate g = { .o = o, .p = p };
+	const char *workspace = zsp_cli_param(&o->cc, &o->builtins, "WORKSPACE");
+	const char *home = zsp_cli_param(&o->cc, &o->builtins, "HOME");
+	const char *pdir = o->project ? o->project : workspace;
+	struct stat st;
+	int rc = 0;
+	if (!workspace) {
+		zsp_warn("WORKSPACE has no value");
+		return ZSP_EUSAGE;
+	}
+	const char *why = NULL;
+	if (!realpath(pdir, g.project))
+		why = strerror(errno);
+	else if (stat(g.project, &st) != 0 || !S_ISDIR(st.st_mode))
+		why = "not a directory";
+	if (why) {
+		zsp_warn("%s %s: %s", o->project ? "--project" : "the project directory (WORKSPACE)", pdir, why);
+		return ZSP_EUSAGE;
+	}
+	if (!(g.request = terminal_request(o->command)))
+		zsp_die_oom();
+	if ((rc = gate_session(&g, set, workspace, home)) == 0 && (rc = gate_decide(&g)) == 0) {
+		if (g.answer == ZSP_ANSWER_DENY) {
+			print_denied(&g);
+			rc = ZSP_RUN_EDENIED;
+		} else if (g.answer == ZSP_ANSWER_ASK) {
+			zsp_tty *t = zsp_tty_open();
+			rc = t ? gate_ask(&g, t) : gate_no_terminal(&g);
+			zsp_tty_close(t);
+		}
+	}
+	zsp_session_free(g.s);
+	zsp_grants_close(g.grants);
+	free(g.request);
+	return rc;
+}
+
+static int run(struct run_opts *o, char *const *cmd)
 {
 	if (zsp_wsl_version() == 1) {
-		fprintf(stderr, "zsp-run: this is WSL1, which has no user namespaces: the sandbox cannot be built\n"
-				"  remedy: convert the distribution to WSL2 (wsl --set-version DISTRO 2)\n");
+		zsp_warn("this is WSL1, which has no user namespaces: the sandbox cannot be built\n"
+			 "  remedy: convert the distribution to WSL2 (wsl --set-version DISTRO 2)");
 		return ZSP_RUN_ESETUP;
 	}
-	zsp_diag bd;
+	zsp_compiler *c = NULL;
 	zsp_policy_set *set = NULL;
 	const zsp_ir_policy *p = NULL;
-	int rc = compile(o, &bd, &set, &p);
+	int rc = compile(o, &c, &set, &p);
 	if (rc != ZSP_OK) {
+		zsp_cli_summary(c);
+		zsp_compiler_free(c);
 		zsp_policy_set_free(set);
 		return rc == ZSP_EPOLICY || rc == ZSP_EUSAGE || rc == ZSP_ENOINPUT ? rc : ZSP_RUN_ESETUP;
 	}
 	char *sh_c[] = { "sh", "-c", (char *)o->command, NULL };
-	if (o->command) {
-		rc = gate(o, zsp_policy_set_ir(set), p);
-		if (rc != 0) {
-			zsp_policy_set_free(set);
-			return rc;
-		}
-		cmd = sh_c;
-	}
 	char *cwd = getcwd(NULL, 0);
 	zsp_arena *a = zsp_arena_new();
+	zsp_diag *d = zsp_compiler_diag(c);
 	zsp_launch l;
-	if (!cwd || !a) {
-		fprintf(stderr, "zsp-run: %s\n", cwd ? "out of memory" : "cannot find the current directory");
+	if (!a)
+		zsp_die_oom();
+	if (!cwd) {
+		zsp_warn("cannot find the current directory");
 		rc = ZSP_RUN_ESETUP;
-	} else if (zsp_launch_prepare(&l, p, a, &bd, cwd, environ, !o->no_proc) != 0) {
-		zsp_diag_summary(&bd);
-		rc = bd.errors ? ZSP_EPOLICY : ZSP_RUN_ESETUP;
+	} else if (zsp_launch_prepare(&l, p, a, d, cwd, environ, !o->no_proc) != 0) {
+		rc = d->errors ? ZSP_EPOLICY : ZSP_RUN_ESETUP;
 		zsp_launch_release(&l);
-	} else if (o->print) {
+		cwd = (free(cwd), NULL);
+	}
+	/* the run's one summary line, before the command's own output */
+	zsp_cli_summary(c);
+	if (cwd && o->command && (rc = gate(o, set, p)) != 0) {
+		zsp_launch_release(&l);
+	} else if (cwd && o->print) {
 		rc = print_plan(&l);
 		zsp_launch_release(&l);
-	} else {
+	} else if (cwd) {
 		const char *why = NULL;
+		if (o->command)
+			cmd = sh_c;
 		rc = zsp_launch_run(&l, cmd, &why);
 		if (rc == ZSP_RUN_ESETUP && why) {
-			fprintf(stderr, "zsp-run: the sandbox could not be set up, so %s did not run: %s\n", cmd[0], why);
+			zsp_warn("the sandbox could not be set up, so %s did not run: %s", cmd[0], why);
 			zsp_doctor_explain(stderr);
 		}
 		zsp_launch_release(&l);
 	}
 	zsp_arena_free(a);
 	free(cwd);
+	zsp_compiler_free(c);
 	zsp_policy_set_free(set);
 	return rc;
 }
@@ -501,6 +468,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		OPT_PROJECT,
 		OPT_STATE_DIR,
 		OPT_RUNTIME_DIR,
+		OPT_NO_AUDIT,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -513,6 +481,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		{ "project", required_argument, NULL, OPT_PROJECT },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
+		{ "no-audit", no_argument, NULL, OPT_NO_AUDIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -528,37 +497,21 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		case OPT_POLICY:
 			o->policy = optarg;
 			break;
-		case 'D': {
-			char *eq = strchr(optarg, '=');
-			zsp_compiler *probe = eq ? zsp_compiler_new() : NULL;
-			if (eq)
-				*eq = 0;
-			int ok = probe && zsp_compiler_define(probe, optarg, eq + 1) == ZSP_OK;
-			zsp_compiler_free(probe);
-			if (!ok) {
-				if (eq)
-					*eq = '=';
-				return usage("-D %s: expected NAME=VALUE (NAME is [A-Za-z_][A-Za-z0-9_]*)", optarg);
-			}
-			o->dnames[o->ndef] = optarg;
-			o->dvalues[o->ndef++] = eq + 1;
+		case 'D':
+			if (zsp_cli_define(&o->cc, optarg) != ZSP_OK)
+				return ZSP_EUSAGE;
 			break;
-		}
 		case 'I':
-			o->inc[o->ninc++] = optarg;
+			if (zsp_cli_include(&o->cc, optarg) != ZSP_OK)
+				return ZSP_EUSAGE;
 			break;
-		case 'W': {
-			zsp_compiler *probe = zsp_compiler_new();
-			int ok = probe && zsp_compiler_warning(probe, optarg) == ZSP_OK;
-			zsp_compiler_free(probe);
-			if (!ok)
-				return usage("unknown warning option `-W%s`", optarg);
-			o->warn[o->nwarn++] = optarg;
+		case 'W':
+			if (zsp_cli_warning(&o->cc, optarg) != ZSP_OK)
+				return ZSP_EUSAGE;
 			break;
-		}
 		case 'c':
 			if (o->command)
-				return usage("%s", "-c given twice: one command per run");
+				return zsp_usage_error("%s", "-c given twice: one command per run");
 			o->command = optarg;
 			break;
 		case OPT_THREAD:
@@ -570,11 +523,14 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		case OPT_STATE_DIR:
 			o->state_dir = optarg;
 			break;
+		case OPT_NO_AUDIT:
+			o->no_audit = true;
+			break;
 		case OPT_RUNTIME_DIR:
 			o->runtime_dir = optarg;
 			break;
 		case OPT_STRICT:
-			o->strict = true;
+			o->cc.strict = true;
 			break;
 		case OPT_NO_PROC:
 			o->no_proc = true;
@@ -597,51 +553,43 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		default:
 			if (optopt) {
 				char oc[2] = { (char)optopt, 0 };
-				return usage("option -%s needs an argument or is unknown", oc);
+				return zsp_usage_error("option -%s needs an argument or is unknown", oc);
 			}
-			return usage("unknown option `%s`", argv[optind - 1]);
+			return zsp_usage_error("unknown option `%s`", argv[optind - 1]);
 		}
 	}
-	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir))
-		return usage("%s", "--thread, --project, --state-dir and --runtime-dir go with -c COMMAND");
+	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir || o->no_audit))
+		return zsp_usage_error("%s", "--thread, --project, --state-dir, --runtime-dir and --no-audit go "
+				       "with -c COMMAND");
 	if (o->command && (doctor || verify || o->print))
-		return usage("%s", "-c runs a command: it does not go with --doctor, --verify or --print");
+		return zsp_usage_error("%s", "-c runs a command: it does not go with --doctor, --verify or --print");
 	if (o->command && optind != argc)
-		return usage("%s", "-c COMMAND is the whole command: give no other after it (or use -- COMMAND [ARG]...)");
+		return zsp_usage_error("%s", "-c COMMAND is the whole command: give no other after it (or use -- COMMAND [ARG]...)");
 	if (doctor) {
 		if (optind != argc || verify)
-			return usage("%s", "--doctor takes no other arguments");
+			return zsp_usage_error("%s", "--doctor takes no other arguments");
 		return zsp_doctor(stdout) ? 0 : ZSP_RUN_ESETUP;
 	}
 	if (verify) {
 		if (optind != argc - 1)
-			return usage("%s", "--verify needs exactly one policy file");
+			return zsp_usage_error("%s", "--verify needs exactly one policy file");
 		if (o->file || o->print)
-			return usage("%s", "--verify takes the policy file as its argument, without -p or --print");
-		struct zsp_verify_opts vo = { .file = argv[optind], .policy = o->policy, .includes = o->inc,
-					      .nincludes = o->ninc, .no_proc = o->no_proc };
+			return zsp_usage_error("%s", "--verify takes the policy file as its argument, without -p or --print");
+		struct zsp_verify_opts vo = { .file = argv[optind], .policy = o->policy, .includes = o->cc.includes,
+					      .nincludes = o->cc.nincludes, .no_proc = o->no_proc };
 		return zsp_verify(&vo);
 	}
 	if (optind >= argc && !o->print && !o->command)
-		return usage("%s", "no command given: zsp-run [OPTIONS] -- COMMAND [ARG]...");
+		return zsp_usage_error("%s", "no command given: zsp-run [OPTIONS] -- COMMAND [ARG]...");
 	return run(o, argv + optind);
 }
 
 int main(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
-	o.inc = calloc((size_t)argc + 1, sizeof(char *));
-	o.warn = calloc((size_t)argc + 1, sizeof(char *));
-	o.dnames = calloc((size_t)argc + 1, sizeof(char *));
-	o.dvalues = calloc((size_t)argc + 1, sizeof(char *));
-	int rc = ZSP_RUN_ESETUP;
-	if (!o.inc || !o.warn || !o.dnames || !o.dvalues)
-		fprintf(stderr, "zsp-run: out of memory\n");
-	else
-		rc = parse_and_run(&o, argc, argv);
-	free(o.inc);
-	free(o.warn);
-	free(o.dnames);
-	free(o.dvalues);
+	zsp_cli_init("zsp-run");
+	zsp_cli_compile_init(&o.cc, argc);
+	int rc = parse_and_run(&o, argc, argv);
+	zsp_cli_compile_free(&o.cc);
 	return rc;
 }

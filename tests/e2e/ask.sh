@@ -14,7 +14,6 @@ if ! command -v script >/dev/null 2>&1 || ! command -v setsid >/dev/null 2>&1; t
 	exit 77
 fi
 
-policy=$top_srcdir/tests/e2e/policies/ask.zsp
 DENIED=122
 APPROVAL=123
 
@@ -71,6 +70,7 @@ approve_once() {
 
 for who in $(identities); do
 	fresh "$who"
+	policy=$top_srcdir/tests/e2e/policies/ask.zsp   # for nobody a copy (lib.sh)
 	st=$world/state
 	rt=$shm/$who.run   # on a tmpfs: thread grants are kept nowhere else
 	mkdir -m 700 "$rt"
@@ -181,12 +181,19 @@ for who in $(identities); do
 		bad "zspc audit failed: $(cat "$tmp/zerr")"
 	fi
 
-	# a store that cannot be opened: decided without grants, never allowed because of it
+	# a store that cannot be opened is an audit trail that cannot be written: nothing runs
+	# (fail closed, doc/store.md), not even what the policy allows; --no-audit decides without
+	# grants and records nothing, and is never allowed more because of it
 	chmod 777 "$st"
-	expect 0 "an unusable store: allow still runs" -c 'ls src'
-	grep -q "deciding without grants" "$tmp/err" && ok || bad "an unusable store is not reported: $(cat "$tmp/err")"
-	expect $APPROVAL "an unusable store: ask stays ask" -c 'touch p1'
+	rm -f "$ws/unaudited"
+	expect 125 "an unusable store: nothing runs" -c 'touch unaudited'
+	[ ! -e "$ws/unaudited" ] && ok || bad "an unusable store: the command ran without an audit record"
+	grep -q "no audit trail, so nothing runs" "$tmp/err" && ok || bad "an unusable store is not explained: $(cat "$tmp/err")"
+	expect 0 "an unusable store, --no-audit: allow still runs" --no-audit -c 'ls src'
+	grep -q "deciding without grants" "$tmp/err" && ok || bad "--no-audit is not reported: $(cat "$tmp/err")"
+	expect $APPROVAL "an unusable store, --no-audit: ask stays ask" --no-audit -c 'touch p1'
 	chmod 700 "$st"
+	expect 64 "--no-audit without -c" --no-audit -- true
 
 	# usage
 	expect 64 "--thread without -c" --thread T1 -- true

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../compiler/textesc.h"
-#include "fuzz.h"
-#include "zsp.h"
+#include "compiler/textesc.h"
+#include "tests/fuzz/fuzz.h"
+#include "compiler/zsp.h"
 
 static const char policy[] =
 	"zsp 1;\n"

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/linux.h"
-#include "../../backends/sbpl.h"
-#include "../../compiler/compile.h"
-#include "fuzz.h"
-#include "zsp.h"
+#include "backends/linux.h"
+#include "backends/sbpl.h"
+#include "compiler/compile.h"
+#include "tests/fuzz/fuzz.h"
+#include "compiler/zsp.h"
 
 #ifndef ZSP_FUZZ_INCDIR
 #error "ZSP_FUZZ_INCDIR must name tests/fuzz/inc in the source tree"

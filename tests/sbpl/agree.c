@@ -8,10 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../compiler/compile.h"
-#include "../../compiler/oracle.h"
-#include "sbpl-eval.h"
-#include "../../compiler/zsp.h"
+#include "compiler/compile.h"
+#include "compiler/oracle.h"
+#include "tests/sbpl/sbpl-eval.h"
+#include "compiler/zsp.h"
 
 #define EXIT_SKIP 77
 #define MAX_DEFINES 96

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sbpl-eval.h"
+#include "tests/sbpl/sbpl-eval.h"
 
 /* ---- allocation: everything of one profile is on one list, freed at once ---------------- */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sbpl-eval.h"
+#include "tests/sbpl/sbpl-eval.h"
 
 #define MAX_PARAMS 256
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sbpl-eval.h"
+#include "tests/sbpl/sbpl-eval.h"
 
 static const struct sbpl_param params[] = {
 	{ "WS", "/private/w" },

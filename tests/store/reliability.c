@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../compiler/zsp.h"
-#include "../../runtime/store.h"
+#include "compiler/zsp.h"
+#include "runtime/store.h"
 
 static char err[1024];
 

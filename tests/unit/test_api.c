@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../compiler/zsp.h"
-#include "../../lang/arena.h"
-#include "../../lang/diag.h"
-#include "../../lang/hint.h"
-#include "../../lang/source.h"
-#include "../../compiler/regex.h"
+#include "compiler/zsp.h"
+#include "lang/arena.h"
+#include "lang/diag.h"
+#include "lang/hint.h"
+#include "lang/source.h"
+#include "compiler/regex.h"
 
 struct capture {
 	char buf[8192];

@@ -15,9 +15,9 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "../../backends/linux.h"
-#include "../../compiler/compile.h"
-#include "zsp.h"
+#include "backends/linux.h"
+#include "compiler/compile.h"
+#include "compiler/zsp.h"
 
 /* A classic BPF interpreter over struct seccomp_data, as the kernel runs a seccomp filter. */
 static uint32_t run_bpf(const struct sock_filter *prog, size_t n, const struct seccomp_data *d)

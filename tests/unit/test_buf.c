@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lang/buf.h"
+#include "lang/buf.h"
 
 static void test_add(void)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../compiler/builtin.h"
+#include "compiler/builtin.h"
 
 static zsp_arena *arena;
 

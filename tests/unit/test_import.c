@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../compiler/import_zed.h"
-#include "../../compiler/zsp.h"
+#include "compiler/import_zed.h"
+#include "compiler/zsp.h"
 
 static char *out;
 static char err[512];

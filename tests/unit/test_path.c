@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../compiler/path.h"
+#include "compiler/path.h"
 
 static zsp_arena *arena;
 

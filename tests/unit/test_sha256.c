@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sha256.h"
+#include "compiler/sha256.h"
 
 static int failures;
 

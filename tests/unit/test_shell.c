@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../compiler/shell.h"
-#include "../../compiler/textesc.h"
+#include "compiler/shell.h"
+#include "compiler/textesc.h"
 
 #define C ZSP_SH_CLEAN
 #define S ZSP_SH_SUBSTITUTION

@@ -11,8 +11,8 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
-#include "../../compiler/zsp.h"
-#include "../../runtime/store.h"
+#include "compiler/zsp.h"
+#include "runtime/store.h"
 
 static char root[128];     /* under $TMPDIR: the state directories */
 static char shm_root[128]; /* on a tmpfs (/dev/shm): the runtime directories */

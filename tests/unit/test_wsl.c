@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/wsl.h"
+#include "backends/wsl.h"
 
 /* expect NULL: refused, and why must contain `refusal` */
 struct path_case {

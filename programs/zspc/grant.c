@@ -1,4 +1,4 @@
-/* zspc_grant.c: `zspc grant add|list|revoke|end-thread|gc` and `zspc audit`: the grant store
+/* grant.c: `zspc grant add|list|revoke|end-thread|gc` and `zspc audit`: the grant store
  * and the audit trail (runtime/store.h) from the command line. Store errors exit 74. */
 #include "config.h"
 
@@ -13,12 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backends/linux.h"
-#include "../runtime/decide.h"
-#include "../runtime/store.h"
-#include "oracle.h"
-#include "textesc.h"
-#include "zspc.h"
+#include "compiler/oracle.h"
+#include "compiler/textesc.h"
+#include "programs/zspc/zspc.h"
+#include "runtime/decide.h"
+#include "runtime/store.h"
 
 static const char grant_usage[] =
 	"usage: zspc grant add --tool TOOL (--exact ARG | --exact-escaped TEXT | --prefix REGEX\n"
@@ -53,7 +52,7 @@ static int grant_usage_error(const char *fmt, const char *arg)
 	return ZSP_EUSAGE;
 }
 
-int zspc_store_open(const char *state_dir, const char *runtime_dir, zsp_store **out)
+static int store_open(const char *state_dir, const char *runtime_dir, zsp_store **out)
 {
 	zsp_store_where where = { state_dir, runtime_dir, false };
 	char err[512];
@@ -344,7 +343,7 @@ static int grant_add(struct grant_cli *c)
 	}
 
 	zsp_store *s;
-	int rc = zspc_store_open(c->state_dir, c->runtime_dir, &s);
+	int rc = store_open(c->state_dir, c->runtime_dir, &s);
 	if (rc != ZSP_OK) {
 		free(unescaped);
 		return rc;
@@ -480,7 +479,7 @@ static int parse_id(const char *s, int64_t *id)
 static int grant_action(const char *action, struct grant_cli *c, const char *arg)
 {
 	zsp_store *s;
-	int rc = zspc_store_open(c->state_dir, c->runtime_dir, &s);
+	int rc = store_open(c->state_dir, c->runtime_dir, &s);
 	if (rc != ZSP_OK)
 		return rc;
 	char err[512];

@@ -1,0 +1,123 @@
+/* emit.c: zspc --emit FORMAT: the IR, or what a backend of the table (backends/table.c) makes of
+ * one policy; and zspc --verify, which is zsp-run's. Output is written whole or not at all. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "compiler/compile.h"
+#include "programs/zspc/zspc.h"
+
+extern char **environ;
+
+static int emit_ir(const struct zspc_opts *o, const char *file)
+{
+	zsp_compiler *c = zspc_compiler(o, NULL);
+	zsp_policy_set *set;
+	int rc = zsp_compile_file(c, file, &set);
+	zsp_cli_summary(c);
+	zsp_compiler_free(c);
+	if (rc != ZSP_OK)
+		return rc;
+	char *json;
+	size_t len;
+	rc = zsp_policy_set_ir_json(set, &json, &len);
+	if (rc == ZSP_OK) {
+		rc = zsp_cli_write_output(o->out, json, len);
+		free(json);
+	} else {
+		zsp_warn("out of memory");
+	}
+	zsp_policy_set_free(set);
+	return rc;
+}
+
+/* Lowers the policy with backend b and writes what it made. in is filled but for the policy. */
+static int lower(const struct zspc_opts *o, const zsp_backend *b, zsp_compiler *c,
+		 const zsp_policy_set *set, zsp_backend_input *in)
+{
+	if (!(in->p = zspc_choose_policy(zsp_policy_set_ir(set), o->policy)))
+		return ZSP_EUSAGE;
+	zsp_buf out = { 0 };
+	int rc = b->emit(in, zsp_compiler_diag(c), &out);
+	size_t len;
+	char *text = zsp_buf_take(&out, &len);
+	if (rc == ZSP_OK && !text) {
+		zsp_warn("out of memory");
+		rc = ZSP_EINTERNAL;
+	}
+	if (rc == ZSP_OK)
+		rc = zsp_cli_write_output(o->out, text, len);
+	free(text);
+	return rc;
+}
+
+int zspc_emit(const struct zspc_opts *o, const char *file)
+{
+	if (strcmp(o->emit, "ir") == 0)
+		return emit_ir(o, file);
+	const zsp_backend *b = zsp_backend_find(o->emit);
+	if (b->command && !o->ncommand)
+		return zsp_usage_error("--emit %s needs the command to run: zspc --emit %s FILE.zsp -- "
+				       "COMMAND [ARG]...", b->name, b->name);
+	if (b->binary && (!o->out || strcmp(o->out, "-") == 0) && isatty(STDOUT_FILENO))
+		return zsp_usage_error("--emit %s writes a binary program: redirect it or use -o FILE",
+				       b->name);
+	if (strcmp(b->name, "wsl") == 0)
+		return zspc_emit_wsl(o, b, file);
+	/* A Linux lowering is for this machine: the built-in parameters take its values. A profile
+	 * for a Mac keeps them as (param "NAME"); sandbox-exec's command line passes this machine's. */
+	zsp_builtin_params m;
+	zsp_cli_builtins(&m, NULL);
+	bool here = strcmp(b->platform, "linux") == 0;
+	zsp_compiler *c = zspc_compiler(o, here ? &m : NULL);
+	zsp_policy_set *set;
+	int rc = zsp_compile_file(c, file, &set);
+	if (rc == ZSP_OK) {
+		zsp_backend_input in = { .source = file, .environ = environ, .machine = &m,
+					 .chdir = zsp_builtin_params_get(&m, "WORKSPACE"),
+					 .command = o->command, .ncommand = o->ncommand, .nul = o->nul };
+		rc = lower(o, b, c, set, &in);
+	}
+	zsp_cli_summary(c);
+	zsp_policy_set_free(set);
+	zsp_compiler_free(c);
+	return rc;
+}
+
+int zspc_verify(const struct zspc_opts *o, const char *file)
+{
+	const char *run = zsp_cli_program_path("zsp-run", ZSP_BINDIR "/zsp-run");
+	const char **argv = calloc(2 * o->cc.nincludes + 8, sizeof(char *));
+	if (!argv)
+		zsp_die_oom();
+	size_t k = 0;
+	argv[k++] = "zsp-run";
+	argv[k++] = "--verify";
+	if (o->policy) {
+		argv[k++] = "--policy";
+		argv[k++] = o->policy;
+	}
+	for (size_t i = 0; i < o->cc.nincludes; i++) {
+		argv[k++] = "-I";
+		argv[k++] = o->cc.includes[i];
+	}
+	argv[k++] = "--";
+	argv[k++] = file;
+	fflush(stdout);
+	execv(run, (char *const *)argv);
+	zsp_warn("--verify needs zsp-run, which cannot be run from %s: %s", run, strerror(errno));
+	free(argv);
+	return ZSP_EINTERNAL;
+}
+
+/* For emit_wsl.c: lowers a compiled set with b (the wsl row) and writes it. */
+int zspc_emit_lower(const struct zspc_opts *o, const zsp_backend *b, zsp_compiler *c,
+		    const zsp_policy_set *set, zsp_backend_input *in)
+{
+	return lower(o, b, c, set, in);
+}

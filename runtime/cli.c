@@ -1,0 +1,287 @@
+/* cli.c: the programs' shared ground: messages and exits, compiler options from the command
+ * line, files written whole or not at all. Library code never exits; this file does. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compiler/compile.h"
+#include "runtime/cli.h"
+
+extern char **environ;
+
+static const char *prog = "zsp";
+
+void zsp_cli_init(const char *name)
+{
+	prog = name;
+}
+
+static void vsay(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static void vsay(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void zsp_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+void zsp_die_oom(void)
+{
+	zsp_die(ZSP_EINTERNAL, "out of memory");
+}
+
+void zsp_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+}
+
+int zsp_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", prog);
+	return ZSP_EUSAGE;
+}
+
+/* ---- compiler options ------------------------------------------------------------------- */
+
+void zsp_cli_compile_init(zsp_cli_compile *o, int argc)
+{
+	size_t n = (size_t)(argc > 0 ? argc : 0) + 1;
+	memset(o, 0, sizeof(*o));
+	o->includes = calloc(n, sizeof(char *));
+	o->warnings = calloc(n, sizeof(char *));
+	o->define_names = calloc(n, sizeof(char *));
+	o->define_values = calloc(n, sizeof(char *));
+	if (!o->includes || !o->warnings || !o->define_names || !o->define_values)
+		zsp_die_oom();
+}
+
+void zsp_cli_compile_free(zsp_cli_compile *o)
+{
+	free(o->includes);
+	free(o->warnings);
+	free(o->define_names);
+	free(o->define_values);
+}
+
+int zsp_cli_define(zsp_cli_compile *o, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	if (!eq)
+		return zsp_usage_error("-D %s: expected NAME=VALUE", arg);
+	*eq = '\0';
+	/* checked now by the compiler's own rule, so a bad -D is a usage error before anything runs */
+	zsp_compiler *probe = zsp_compiler_new();
+	if (!probe)
+		zsp_die_oom();
+	int rc = zsp_compiler_define(probe, arg, eq + 1);
+	zsp_compiler_free(probe);
+	if (rc == ZSP_EINTERNAL)
+		zsp_die_oom();
+	if (rc != ZSP_OK) {
+		*eq = '=';
+		return zsp_usage_error("-D %s: NAME is [A-Za-z_][A-Za-z0-9_]* and VALUE may not hold "
+				       "`${` or control characters", arg);
+	}
+	o->define_names[o->ndefines] = arg;
+	o->define_values[o->ndefines++] = eq + 1;
+	return ZSP_OK;
+}
+
+int zsp_cli_warning(zsp_cli_compile *o, const char *spec)
+{
+	zsp_compiler *probe = zsp_compiler_new();
+	if (!probe)
+		zsp_die_oom();
+	int rc = zsp_compiler_warning(probe, spec);
+	zsp_compiler_free(probe);
+	if (rc == ZSP_EINTERNAL)
+		zsp_die_oom();
+	if (rc != ZSP_OK)
+		return zsp_usage_error("unknown warning option `-W%s`", spec);
+	o->warnings[o->nwarnings++] = spec;
+	return ZSP_OK;
+}
+
+int zsp_cli_include(zsp_cli_compile *o, const char *dir)
+{
+	if (!*dir)
+		return zsp_usage_error("-I needs a directory");
+	o->includes[o->nincludes++] = dir;
+	return ZSP_OK;
+}
+
+static void to_stderr(void *ctx, const char *text, size_t len)
+{
+	(void)ctx;
+	fwrite(text, 1, len, stderr);
+}
+
+zsp_compiler *zsp_cli_compiler(const zsp_cli_compile *o, const char *const *preset,
+			       const zsp_builtin_params *builtins)
+{
+	zsp_compiler *c = zsp_compiler_new();
+	if (!c)
+		zsp_die_oom();
+	zsp_compiler_set_sink(c, to_stderr, NULL);
+	zsp_compiler_defer_summary(c);
+	int rc = ZSP_OK;
+	for (size_t i = 0; i < o->nincludes && rc == ZSP_OK; i++)
+		rc = zsp_compiler_add_include_dir(c, o->includes[i]);
+	for (const char *const *p = preset; p && *p && rc == ZSP_OK; p++)
+		rc = zsp_compiler_warning(c, *p);
+	for (size_t i = 0; i < o->nwarnings && rc == ZSP_OK; i++)
+		rc = zsp_compiler_warning(c, o->warnings[i]);
+	if (o->strict && rc == ZSP_OK)
+		rc = zsp_compiler_warning(c, "error=unenforced");
+	/* the built-in values first: a -D on the command line wins over them */
+	for (size_t i = 0; builtins && i < builtins->n && rc == ZSP_OK; i++)
+		rc = zsp_compiler_define(c, builtins->names[i], builtins->values[i]);
+	for (size_t i = 0; i < o->ndefines && rc == ZSP_OK; i++)
+		rc = zsp_compiler_define(c, o->define_names[i], o->define_values[i]);
+	if (rc != ZSP_OK)
+		zsp_die_oom();   /* every option was checked when it was read */
+	return c;
+}
+
+void zsp_cli_summary(zsp_compiler *c)
+{
+	zsp_compiler_summary(c);
+}
+
+void zsp_cli_builtins(zsp_builtin_params *b, const char *workspace)
+{
+	char *cwd = workspace ? NULL : getcwd(NULL, 0);
+	uid_t uid = getuid();
+	zsp_builtin_params_fill(b, uid, getpwuid(uid), environ, workspace ? workspace : cwd);
+	free(cwd);
+}
+
+const char *zsp_cli_param(const zsp_cli_compile *o, const zsp_builtin_params *b, const char *name)
+{
+	for (size_t i = o->ndefines; i-- > 0;)
+		if (strcmp(o->define_names[i], name) == 0)
+			return o->define_values[i];
+	return b ? zsp_builtin_params_get(b, name) : NULL;
+}
+
+/* ---- output files ----------------------------------------------------------------------- */
+
+static int write_all(FILE *f, const char *p, size_t n)
+{
+	if (fwrite(p, 1, n, f) != n)
+		return -1;
+	return fflush(f) == 0 ? 0 : -1;
+}
+
+/* Writes straight into something that is not a regular file (a device, a FIFO): those
+ * cannot be replaced by a rename, and replacing /dev/null with a file would be a disaster. */
+static int write_special(const char *out, const char *data, size_t len)
+{
+	int fd = open(out, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (!f) {
+		zsp_warn("cannot open %s: %s", out, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ZSP_ECANTCREAT;
+	}
+	int rc = write_all(f, data, len) == 0 ? ZSP_OK : ZSP_EIO;
+	if (rc != ZSP_OK)
+		zsp_warn("cannot write %s: %s", out, strerror(errno));
+	if (fclose(f) != 0 && rc == ZSP_OK) {
+		zsp_warn("cannot write %s: %s", out, strerror(errno));
+		rc = ZSP_EIO;
+	}
+	return rc;
+}
+
+int zsp_cli_write_output(const char *out, const char *data, size_t len)
+{
+	if (!out || strcmp(out, "-") == 0) {
+		if (write_all(stdout, data, len) != 0) {
+			zsp_warn("cannot write to standard output: %s", strerror(errno));
+			return ZSP_EIO;
+		}
+		return ZSP_OK;
+	}
+	struct stat st;
+	char *real = NULL;
+	if (stat(out, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			zsp_warn("cannot create %s: Is a directory", out);
+			return ZSP_ECANTCREAT;
+		}
+		if (!S_ISREG(st.st_mode))
+			return write_special(out, data, len);
+		real = realpath(out, NULL);
+	}
+	const char *target = real ? real : out;
+	size_t n = strlen(target);
+	char *tmp = malloc(n + 16);
+	if (!tmp)
+		zsp_die_oom();
+	snprintf(tmp, n + 16, "%s.XXXXXX", target);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		zsp_warn("cannot create %s: %s", out, strerror(errno));
+		free(tmp);
+		free(real);
+		return ZSP_ECANTCREAT;
+	}
+	FILE *f = fdopen(fd, "wb");
+	int rc = ZSP_OK;
+	if (!f || write_all(f, data, len) != 0 || fsync(fileno(f)) != 0) {
+		zsp_warn("cannot write %s: %s", out, strerror(errno));
+		rc = ZSP_EIO;
+	}
+	if (f ? fclose(f) != 0 : close(fd) != 0) {
+		if (rc == ZSP_OK)
+			zsp_warn("cannot write %s: %s", out, strerror(errno));
+		rc = ZSP_EIO;
+	}
+	if (rc == ZSP_OK && rename(tmp, target) != 0) {
+		zsp_warn("cannot create %s: %s", out, strerror(errno));
+		rc = ZSP_ECANTCREAT;
+	}
+	if (rc != ZSP_OK)
+		unlink(tmp);
+	free(tmp);
+	free(real);
+	return rc;
+}
+
+const char *zsp_cli_program_path(const char *name, const char *fallback)
+{
+	static char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 64);
+	if (n <= 0 || strlen(name) > 60)
+		return fallback;
+	buf[n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return fallback;
+	strcpy(slash + 1, name);
+	return access(buf, X_OK) == 0 ? buf : fallback;
+}
