@@ -335,3 +335,10 @@ const zsp_ir_policy *zsp_ir_find_policy(const zsp_ir *ir, const char *name)
 			return &ir->policies[i];
 	return NULL;
 }
+
+const zsp_ir_policy *zsp_ir_pick_policy(const zsp_ir *ir, const char *name)
+{
+	if (name)
+		return zsp_ir_find_policy(ir, name);
+	return ir->npolicies == 1 ? &ir->policies[0] : NULL;
+}

@@ -186,6 +186,23 @@ const char *zsp_cli_param(const zsp_cli_compile *o, const zsp_builtin_params *b,
 	return b ? zsp_builtin_params_get(b, name) : NULL;
 }
 
+const zsp_ir_policy *zsp_cli_pick_policy(const zsp_ir *ir, const char *name)
+{
+	const zsp_ir_policy *p = zsp_ir_pick_policy(ir, name);
+	if (p)
+		return p;
+	if (name) {
+		zsp_warn("no policy `%s` in %s", name, ir->source);
+		return NULL;
+	}
+	fprintf(stderr, "%s: %s defines %zu policies; choose one with --policy:", prog, ir->source,
+		ir->npolicies);
+	for (size_t i = 0; i < ir->npolicies; i++)
+		fprintf(stderr, " %s", ir->policies[i].name);
+	fputc('\n', stderr);
+	return NULL;
+}
+
 /* ---- output files ----------------------------------------------------------------------- */
 
 static int write_all(FILE *f, const char *p, size_t n)

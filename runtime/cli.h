@@ -53,6 +53,12 @@ void zsp_cli_builtins(zsp_builtin_params *b, const char *workspace);
 /* The value parameter NAME takes in this run: the last -D NAME=..., else the built-in value. */
 const char *zsp_cli_param(const zsp_cli_compile *o, const zsp_builtin_params *b, const char *name);
 
+struct zsp_ir;
+struct zsp_ir_policy;
+/* The policy named name, or the set's only one (zsp_ir_pick_policy); NULL after saying why on
+ * stderr, with the names to choose from. */
+const struct zsp_ir_policy *zsp_cli_pick_policy(const struct zsp_ir *ir, const char *name);
+
 /* Writes data to out (NULL or "-": stdout). A regular file is replaced atomically (a temporary
  * file beside it, fsync'd, renamed over it; a symlink's target gets the contents), a device or
  * FIFO is written in place. ZSP_OK, ZSP_ECANTCREAT or ZSP_EIO, after saying why. */

@@ -63,8 +63,7 @@ int zsp_session_new_env(const zsp_policy_set *set, const char *policy, const zsp
 			zsp_session **out)
 {
 	const zsp_ir *ir = zsp_policy_set_ir(set);
-	const zsp_ir_policy *p = policy ? zsp_ir_find_policy(ir, policy)
-				: ir->npolicies == 1 ? &ir->policies[0] : NULL;
+	const zsp_ir_policy *p = zsp_ir_pick_policy(ir, policy);
 	*out = NULL;
 	if (!p || (env->workspace && env->workspace[0] != '/') || (env->home && env->home[0] != '/'))
 		return ZSP_EUSAGE;

@@ -88,17 +88,8 @@ static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, c
 					      strlen(zsp_default_policy), set);
 	if (rc != ZSP_OK)
 		return rc;
-	const zsp_ir *ir = zsp_policy_set_ir(*set);
-	*p = o->policy ? zsp_ir_find_policy(ir, o->policy) : ir->npolicies == 1 ? &ir->policies[0] : NULL;
-	if (!*p) {
-		if (o->policy)
-			zsp_warn("no policy named `%s` in %s", o->policy, ir->source);
-		else
-			zsp_warn("%s defines %zu policies: say which with --policy NAME", ir->source,
-				 ir->npolicies);
-		return ZSP_EUSAGE;
-	}
-	return ZSP_OK;
+	*p = zsp_cli_pick_policy(zsp_policy_set_ir(*set), o->policy);
+	return *p ? ZSP_OK : ZSP_EUSAGE;
 }
 
 static int print_plan(const zsp_launch *l)

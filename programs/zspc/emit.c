@@ -40,7 +40,7 @@ static int emit_ir(const struct zspc_opts *o, const char *file)
 static int lower(const struct zspc_opts *o, const zsp_backend *b, zsp_compiler *c,
 		 const zsp_policy_set *set, zsp_backend_input *in)
 {
-	if (!(in->p = zspc_choose_policy(zsp_policy_set_ir(set), o->policy)))
+	if (!(in->p = zsp_cli_pick_policy(zsp_policy_set_ir(set), o->policy)))
 		return ZSP_EUSAGE;
 	zsp_buf out = { 0 };
 	int rc = b->emit(in, zsp_compiler_diag(c), &out);

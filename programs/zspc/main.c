@@ -69,24 +69,6 @@ zsp_compiler *zspc_compiler(const struct zspc_opts *o, const zsp_builtin_params 
 	return c;
 }
 
-const zsp_ir_policy *zspc_choose_policy(const zsp_ir *ir, const char *name)
-{
-	if (name) {
-		const zsp_ir_policy *p = zsp_ir_find_policy(ir, name);
-		if (!p)
-			zsp_warn("no policy `%s` in %s", name, ir->source);
-		return p;
-	}
-	if (ir->npolicies == 1)
-		return &ir->policies[0];
-	fprintf(stderr, "zspc: %s defines %zu policies; choose one with --policy:", ir->source,
-		ir->npolicies);
-	for (size_t i = 0; i < ir->npolicies; i++)
-		fprintf(stderr, " %s", ir->policies[i].name);
-	fputc('\n', stderr);
-	return NULL;
-}
-
 static int help(void)
 {
 	fputs(usage_text, stdout);

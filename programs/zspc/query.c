@@ -165,7 +165,7 @@ int zspc_query(const struct zspc_opts *o, const char *file)
 	zsp_compiler_free(c);
 	if (rc != ZSP_OK)
 		return rc == ZSP_EPOLICY ? ZSPC_EXIT_NO_DECISION : rc;
-	const zsp_ir_policy *p = zspc_choose_policy(zsp_policy_set_ir(set), o->policy);
+	const zsp_ir_policy *p = zsp_cli_pick_policy(zsp_policy_set_ir(set), o->policy);
 	zsp_session *s = NULL;
 	zsp_grants *g = NULL;
 	if (!p) {

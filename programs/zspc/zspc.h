@@ -34,10 +34,7 @@ struct zspc_opts {
 /* A compiler with the command line's options and the given built-in values (NULL: none). */
 zsp_compiler *zspc_compiler(const struct zspc_opts *o, const zsp_builtin_params *builtins);
 
-struct zsp_ir;
 struct zsp_ir_policy;
-/* The policy named NAME, or the set's only one; NULL after saying why on stderr. */
-const struct zsp_ir_policy *zspc_choose_policy(const struct zsp_ir *ir, const char *name);
 
 int zspc_query(const struct zspc_opts *o, const char *file);       /* query.c */
 struct zsp_verdict;
