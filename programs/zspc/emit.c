@@ -16,11 +16,8 @@ extern char **environ;
 
 static int emit_ir(const struct zspc_opts *o, const char *file)
 {
-	zsp_compiler *c = zspc_compiler(o, NULL);
 	zsp_policy_set *set;
-	int rc = zsp_compile_file(c, file, &set);
-	zsp_cli_summary(c);
-	zsp_compiler_free(c);
+	int rc = zspc_compile(o, NULL, file, &set);
 	if (rc != ZSP_OK)
 		return rc;
 	char *json;

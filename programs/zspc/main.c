@@ -69,6 +69,16 @@ zsp_compiler *zspc_compiler(const struct zspc_opts *o, const zsp_builtin_params 
 	return c;
 }
 
+int zspc_compile(const struct zspc_opts *o, const zsp_builtin_params *builtins, const char *file,
+		 zsp_policy_set **set)
+{
+	zsp_compiler *c = zspc_compiler(o, builtins);
+	int rc = zsp_compile_file(c, file, set);
+	zsp_cli_summary(c);
+	zsp_compiler_free(c);
+	return rc;
+}
+
 static int help(void)
 {
 	fputs(usage_text, stdout);
@@ -136,12 +146,9 @@ static int check_combinations(const struct zspc_opts *o, enum mode mode)
 /* --check: compile, print the diagnostics. */
 static int check(const struct zspc_opts *o, const char *file)
 {
-	zsp_compiler *c = zspc_compiler(o, NULL);
 	zsp_policy_set *set;
-	int rc = zsp_compile_file(c, file, &set);
-	zsp_cli_summary(c);
+	int rc = zspc_compile(o, NULL, file, &set);
 	zsp_policy_set_free(set);
-	zsp_compiler_free(c);
 	return rc;
 }
 

@@ -158,11 +158,8 @@ int zspc_query(const struct zspc_opts *o, const char *file)
 {
 	zsp_builtin_params m;
 	zsp_cli_builtins(&m, o->workspace);
-	zsp_compiler *c = zspc_compiler(o, &m);
 	zsp_policy_set *set;
-	int rc = zsp_compile_file(c, file, &set);
-	zsp_cli_summary(c);
-	zsp_compiler_free(c);
+	int rc = zspc_compile(o, &m, file, &set);
 	if (rc != ZSP_OK)
 		return rc == ZSP_EPOLICY ? ZSPC_EXIT_NO_DECISION : rc;
 	const zsp_ir_policy *p = zsp_cli_pick_policy(zsp_policy_set_ir(set), o->policy);

@@ -132,11 +132,8 @@ static const char *request_text(zsp_arena *a, const zsp_ir_request *r)
 
 int zspc_test(const struct zspc_opts *opts, const char *file)
 {
-	zsp_compiler *c = zspc_compiler(opts, NULL);
 	zsp_policy_set *set;
-	int rc = zsp_compile_file(c, file, &set);
-	zsp_cli_summary(c);
-	zsp_compiler_free(c);
+	int rc = zspc_compile(opts, NULL, file, &set);
 	if (rc != ZSP_OK)
 		return rc;
 	const zsp_ir *ir = zsp_policy_set_ir(set);

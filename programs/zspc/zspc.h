@@ -35,6 +35,9 @@ struct zspc_opts {
 zsp_compiler *zspc_compiler(const struct zspc_opts *o, const zsp_builtin_params *builtins);
 
 struct zsp_ir_policy;
+/* Compiles file with such a compiler and prints the summary line: for modes that lower nothing. */
+int zspc_compile(const struct zspc_opts *o, const zsp_builtin_params *builtins, const char *file,
+		 zsp_policy_set **set);
 
 int zspc_query(const struct zspc_opts *o, const char *file);       /* query.c */
 struct zsp_verdict;
