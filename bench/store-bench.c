@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 		return 1;
 	zsp_store_where w = { .state_dir = dir, .threads_in_memory = true };
 	zsp_store *s;
-	if (zsp_store_open(&w, &s, err, sizeof err) != 0) {
+	if (zsp_store_open(&w, &s, err, sizeof err) != ZSP_OK) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 			snprintf(pat, sizeof pat, "cmd%d --flag value", i);
 		}
 		g.pattern = pat;
-		if (zsp_store_add(s, &g, NULL, err, sizeof err) != 0) {
+		if (zsp_store_add(s, &g, NULL, err, sizeof err) != ZSP_OK) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
 		}
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	double t_add = now_us() - t0;
 	zsp_store_close(s);
 	t0 = now_us();
-	if (zsp_store_open(&w, &s, err, sizeof err) != 0) {
+	if (zsp_store_open(&w, &s, err, sizeof err) != ZSP_OK) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -104,14 +104,16 @@ int main(int argc, char **argv)
 			snprintf(arg, sizeof arg, "cmd%d build --release", k);
 		}
 		int d;
+		bool found;
 		double a = now_us();
-		int rc = zsp_store_lookup(s, tool, arg, NULL, "/src/p", 1, &d, NULL, err, sizeof err);
+		int rc = zsp_store_lookup(s, tool, arg, NULL, "/src/p", 1, &found, &d, NULL, err,
+					  sizeof err);
 		lat[i] = now_us() - a;
-		if (rc < 0) {
+		if (rc != ZSP_OK) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
 		}
-		hits += rc;
+		hits += found;
 	}
 	double total = now_us() - t0;
 	qsort(lat, (size_t)nlookups, sizeof *lat, cmp_double);

@@ -86,12 +86,14 @@ static const char *grant_path(zsp_decider *d, const char *arg)
 
 /* The grants for one request: every argument must be granted (copy_path, move_path judge both
  * paths, and a once grant is used only when the other path is granted too), a deny on any
- * argument denies. 1 with *answer and *id when grants decide, 0 when they do not, -1 on a store
- * error. */
+ * argument denies. ZSP_OK with *found, *answer and *id set when grants decide, ZSP_OK with
+ * *found false when they do not; on error a zsp_status (ZSP_EUSAGE for too many arguments,
+ * ZSP_EINTERNAL on out-of-memory, else the store's) with err filled and *found false. */
 static int consult_grants(zsp_decider *d, zsp_store *store, const zsp_ir_request *req,
-			  const char *thread, const char *project, int *answer, int64_t *id, char *err,
-			  size_t errlen)
+			  const char *thread, const char *project, bool *found, int *answer,
+			  int64_t *id, char *err, size_t errlen)
 {
+	*found = false;
 	size_t nargs = 1;
 	if (strcmp(req->kind, "copy_path") == 0 || strcmp(req->kind, "move_path") == 0)
 		nargs = req->nargs;
@@ -99,7 +101,7 @@ static int consult_grants(zsp_decider *d, zsp_store *store, const zsp_ir_request
 		nargs = 1;
 	if (nargs > ZSP_LOOKUP_MAX_ARGS) {
 		snprintf(err, errlen, "grant lookup: %zu arguments (at most %d)", nargs, ZSP_LOOKUP_MAX_ARGS);
-		return -1;
+		return ZSP_EUSAGE;
 	}
 	const char *args[ZSP_LOOKUP_MAX_ARGS];
 	for (size_t i = 0; i < nargs; i++) {
@@ -108,12 +110,12 @@ static int consult_grants(zsp_decider *d, zsp_store *store, const zsp_ir_request
 			arg = grant_path(d, arg);
 		if (!arg) {
 			snprintf(err, errlen, "out of memory");
-			return -1;
+			return ZSP_EINTERNAL;
 		}
 		args[i] = arg;
 	}
 	return zsp_store_lookup_all(store, req->kind, args, nargs, thread, project,
-				    (int64_t)time(NULL), answer, id, err, errlen);
+				    (int64_t)time(NULL), found, answer, id, err, errlen);
 }
 
 const char *zsp_decider_user(void)
@@ -153,7 +155,8 @@ static int audit(zsp_decider *d, const char *request, int answer, const char *re
 		.project = ctx->project,
 		.who = zsp_decider_user(),
 	};
-	return zsp_store_audit(ctx->store, &r, err, errlen) == 0 ? ZSP_OK : ZSP_EIO;
+	/* whatever went wrong, the decision was not recorded: the caller's ZSP_EIO */
+	return zsp_store_audit(ctx->store, &r, err, errlen) == ZSP_OK ? ZSP_OK : ZSP_EIO;
 }
 
 int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const zsp_ir_request *req,
@@ -168,11 +171,13 @@ int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const 
 	if (v->decision == ZSP_ASK && ctx->store) {
 		int answer;
 		int64_t id;
+		bool found;
 		char err[512];
-		int r = consult_grants(d, ctx->store, req, ctx->thread, ctx->project, &answer, &id, err, sizeof(err));
-		if (r < 0 && !(x->store_error = zsp_arena_strdup(a, err)))
+		int r = consult_grants(d, ctx->store, req, ctx->thread, ctx->project, &found, &answer,
+				       &id, err, sizeof(err));
+		if (r != ZSP_OK && !(x->store_error = zsp_arena_strdup(a, err)))
 			return ZSP_EINTERNAL;
-		if (r == 1) {
+		if (found) {
 			x->grant = (long long)id;
 			v->decision = decision_of(answer);
 			v->reason = "grant";

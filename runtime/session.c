@@ -280,7 +280,7 @@ int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char **er
 	zsp_grants *g = calloc(1, sizeof(*g));
 	if (!g)
 		return fail(err, ZSP_EINTERNAL, "out of memory");
-	if (zsp_store_open(where, &g->store, msg, sizeof(msg)) != 0) {
+	if (zsp_store_open(where, &g->store, msg, sizeof(msg)) != ZSP_OK) {
 		free(g);
 		return fail(err, ZSP_EIO, "grant store: %s", msg);
 	}
@@ -337,10 +337,10 @@ int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *
 		gr.project = canon;
 	}
 	/* a grant the store refuses to take is the caller's mistake; any other failure the store's */
-	if (zsp_store_validate(&gr, msg, sizeof(msg)) != 0)
+	if (zsp_store_validate(&gr, msg, sizeof(msg)) != ZSP_OK)
 		return fail(err, ZSP_EUSAGE, "grant store: %s", msg);
 	int64_t gid;
-	if (zsp_store_add(g->store, &gr, &gid, msg, sizeof(msg)) != 0)
+	if (zsp_store_add(g->store, &gr, &gid, msg, sizeof(msg)) != ZSP_OK)
 		return fail(err, ZSP_EIO, "grant store: %s", msg);
 	if (id)
 		*id = (long long)gid;
@@ -352,10 +352,11 @@ int zsp_grants_revoke(zsp_grants *g, long long id, char **err)
 	char msg[1024];
 	if (err)
 		*err = NULL;
-	int r = zsp_store_revoke(g->store, (int64_t)id, msg, sizeof(msg));
-	if (r < 0)
+	bool found;
+	if (zsp_store_revoke(g->store, (int64_t)id, &found, msg, sizeof(msg)) != ZSP_OK)
 		return fail(err, ZSP_EIO, "grant store: %s", msg);
-	return r == 1 ? fail(err, 1, "grant store: no grant %lld", id) : ZSP_OK;
+	/* zsp.h keeps its documented 1 for "no such grant" */
+	return found ? ZSP_OK : fail(err, 1, "grant store: no grant %lld", id);
 }
 
 int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char **err)
@@ -366,7 +367,7 @@ int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char 
 		*err = NULL;
 	if (!thread || !*thread)
 		return fail(err, ZSP_EUSAGE, "grant store: ending a thread needs its ID");
-	if (zsp_store_end_thread(g->store, thread, &n, msg, sizeof(msg)) != 0)
+	if (zsp_store_end_thread(g->store, thread, &n, msg, sizeof(msg)) != ZSP_OK)
 		return fail(err, ZSP_EIO, "grant store: %s", msg);
 	if (removed)
 		*removed = n;

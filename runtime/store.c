@@ -112,17 +112,46 @@ struct zsp_store {
 	struct regex_slot *regex;  /* REGEX_CACHE slots */
 };
 
+/* Internal helpers, like the public calls, return an enum zsp_status (store.h): fail() fills
+ * err and returns ZSP_EIO (a database or file failure), refuse() ZSP_EUSAGE (what the caller
+ * gave is refused), no_memory() ZSP_EINTERNAL. */
+static int vfail(int status, char *err, size_t errlen, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+static int vfail(int status, char *err, size_t errlen, const char *fmt, va_list ap)
+{
+	if (err && errlen)
+		vsnprintf(err, errlen, fmt, ap);
+	return status;
+}
+
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int refuse(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vfail(ZSP_EIO, err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int refuse(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vfail(ZSP_EUSAGE, err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int no_memory(char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "out of memory");
+	return ZSP_EINTERNAL;
 }
 
 /* A one-line reason for an SQLite failure on d, with what to do about it. */
@@ -164,10 +193,10 @@ static int exec_stmt(store_db *d, enum stmt_id id, char *err, size_t errlen)
 {
 	sqlite3_stmt *s = stmt(d, id, err, errlen);
 	if (!s)
-		return -1;
+		return ZSP_EIO;
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? 0 : db_fail(d, rc, err, errlen);
+	return rc == SQLITE_DONE ? ZSP_OK : db_fail(d, rc, err, errlen);
 }
 
 /* Commits that take a permission away (a revocation, a consumed once grant, a deny grant)
@@ -177,13 +206,13 @@ static int exec_stmt(store_db *d, enum stmt_id id, char *err, size_t errlen)
 static int set_sync(store_db *d, bool full, char *err, size_t errlen)
 {
 	if (d->on_tmpfs || d->synced == full)
-		return 0;
+		return ZSP_OK;
 	int rc = sqlite3_exec(d->db, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
 			      NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(d, rc, err, errlen);
 	d->synced = full;
-	return 0;
+	return ZSP_OK;
 }
 
 static void rollback(store_db *d)
@@ -213,7 +242,7 @@ static int check_owner_mode(const char *path, const struct stat *st, const char 
 		return fail(err, errlen, "%s: %s writable by group or others (mode %04o): refusing to "
 			    "use it; run chmod %s %s", path, what, (unsigned)(st->st_mode & 07777),
 			    S_ISDIR(st->st_mode) ? "700" : "600", path);
-	return 0;
+	return ZSP_OK;
 }
 
 /* Creates dir 0700 if missing (parents too when parents), then checks it: a real directory
@@ -245,12 +274,11 @@ static int check_dir(const char *dir, bool parents, struct stat *st, char *err, 
 				    "use it; replace it with a directory of mode 700", dir);
 		return fail(err, errlen, "cannot open directory %s: %s", dir, strerror(errno));
 	}
-	int rc = 0;
+	int rc = ZSP_OK;
 	if (fstat(fd, st) != 0)
 		rc = fail(err, errlen, "cannot stat %s: %s", dir, strerror(errno));
-	else if (check_owner_mode(dir, st, "directory", err, errlen) != 0)
-		rc = -1;
-	else if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+	else if ((rc = check_owner_mode(dir, st, "directory", err, errlen)) == ZSP_OK &&
+		 faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0)
 		rc = fail(err, errlen, "%s: directory not writable (%s): the grant database needs "
 			  "it for its journal; run chmod 700 %s", dir, strerror(errno), dir);
 	close(fd);
@@ -258,20 +286,21 @@ static int check_dir(const char *dir, bool parents, struct stat *st, char *err, 
 }
 
 /* Checks (creating it 0600 when missing) a database file or one of its -wal/-shm companions:
- * a regular file, not a symlink, ours, not writable by others. */
+ * a regular file, not a symlink, ours, not writable by others. Without create, a missing file
+ * is fine: ZSP_OK with nothing checked. */
 static int check_file(const char *path, bool create, struct stat *st, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | (create ? O_CREAT : 0), 0600);
 	if (fd < 0) {
 		if (!create && errno == ENOENT)
-			return 1;
+			return ZSP_OK;
 		if (errno == ELOOP)
 			return fail(err, errlen, "%s: a symbolic link: refusing to use it; remove it",
 				    path);
 		return fail(err, errlen, "cannot open %s: %s; it must be a file of yours, mode 600",
 			    path, strerror(errno));
 	}
-	int rc = 0;
+	int rc = ZSP_OK;
 	if (fstat(fd, st) != 0)
 		rc = fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 	else if (!S_ISREG(st->st_mode))
@@ -289,14 +318,14 @@ static int recheck(const char *dir, const struct stat *dst, const char *path,
 	struct stat st;
 
 	if (lstat(dir, &st) != 0 || st.st_dev != dst->st_dev || st.st_ino != dst->st_ino ||
-	    check_owner_mode(dir, &st, "directory", err, errlen) != 0)
+	    check_owner_mode(dir, &st, "directory", err, errlen) != ZSP_OK)
 		return fail(err, errlen, "%s: the directory changed while it was being opened: "
 			    "refusing to use it", dir);
 	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != fst->st_dev ||
-	    st.st_ino != fst->st_ino || check_owner_mode(path, &st, "file", err, errlen) != 0)
+	    st.st_ino != fst->st_ino || check_owner_mode(path, &st, "file", err, errlen) != ZSP_OK)
 		return fail(err, errlen, "%s: the file changed while it was being opened: refusing "
 			    "to use it", path);
-	return 0;
+	return ZSP_OK;
 }
 
 /* ---- opening and migrating ------------------------------------------------------------------ */
@@ -312,7 +341,7 @@ static int pragma(store_db *d, const char *sql, char *err, size_t errlen)
 			break;
 		usleep(10000);
 	}
-	return rc == SQLITE_OK ? 0 : db_fail(d, rc, err, errlen);
+	return rc == SQLITE_OK ? ZSP_OK : db_fail(d, rc, err, errlen);
 }
 
 static int user_version(store_db *d, int *v, char *err, size_t errlen)
@@ -325,7 +354,7 @@ static int user_version(store_db *d, int *v, char *err, size_t errlen)
 	if (rc == SQLITE_ROW)
 		*v = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : db_fail(d, rc, err, errlen);
+	return rc == SQLITE_ROW ? ZSP_OK : db_fail(d, rc, err, errlen);
 }
 
 /* quick_check reads every page: corruption shows at open, not in the middle of a decision. */
@@ -336,7 +365,7 @@ static int quick_check(store_db *d, char *err, size_t errlen)
 	if (rc != SQLITE_OK)
 		return db_fail(d, rc, err, errlen);
 	rc = sqlite3_step(s);
-	int ret = 0;
+	int ret = ZSP_OK;
 	if (rc != SQLITE_ROW)
 		ret = db_fail(d, rc, err, errlen);
 	else if (strcmp((const char *)sqlite3_column_text(s, 0), "ok") != 0)
@@ -351,33 +380,34 @@ static int quick_check(store_db *d, char *err, size_t errlen)
 static int migrate(store_db *d, bool threads, char *err, size_t errlen)
 {
 	int v;
+	int rc = user_version(d, &v, err, errlen);
 
-	if (user_version(d, &v, err, errlen) != 0)
-		return -1;
+	if (rc != ZSP_OK)
+		return rc;
 	if (v == SCHEMA_VERSION)
-		return 0;
-	if (exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
-		return -1;
-	if (user_version(d, &v, err, errlen) != 0)
+		return ZSP_OK;
+	if ((rc = exec_stmt(d, ST_BEGIN_WRITE, err, errlen)) != ZSP_OK)
+		return rc;
+	if (user_version(d, &v, err, errlen) != ZSP_OK)
 		goto out;
 	if (v > SCHEMA_VERSION) {
-		fail(err, errlen, "%s: written by a newer zsp (schema %d; this zsp knows %d): upgrade "
-		     "zsp", d->path, v, SCHEMA_VERSION);
+		fail(err, errlen, "%s: written by a newer zsp (schema %d; this zsp knows "
+		     "%d): upgrade zsp", d->path, v, SCHEMA_VERSION);
 		goto out;
 	}
 	for (; v < SCHEMA_VERSION; v++) {
-		int rc = sqlite3_exec(d->db, migrations[v], NULL, NULL, NULL);
-		if (rc != SQLITE_OK) {
-			db_fail(d, rc, err, errlen);
+		int src = sqlite3_exec(d->db, migrations[v], NULL, NULL, NULL);
+		if (src != SQLITE_OK) {
+			db_fail(d, src, err, errlen);
 			goto out;
 		}
 		if (v == 0 && threads) {
 			char sql[128];
 			snprintf(sql, sizeof sql, "INSERT INTO sqlite_sequence(name, seq) VALUES "
 				 "('grants', %" PRId64 ")", THREAD_ID_BASE);
-			rc = sqlite3_exec(d->db, sql, NULL, NULL, NULL);
-			if (rc != SQLITE_OK) {
-				db_fail(d, rc, err, errlen);
+			src = sqlite3_exec(d->db, sql, NULL, NULL, NULL);
+			if (src != SQLITE_OK) {
+				db_fail(d, src, err, errlen);
 				goto out;
 			}
 		}
@@ -391,7 +421,7 @@ static int migrate(store_db *d, bool threads, char *err, size_t errlen)
 	return exec_stmt(d, ST_COMMIT, err, errlen);
 out:
 	rollback(d);
-	return -1;
+	return ZSP_EIO;
 }
 
 static void db_close(store_db *d)
@@ -414,7 +444,7 @@ static int db_open(store_db *d, const char *dir, const char *name, bool threads,
 	if (!dir) {
 		d->path = strdup(":memory:");
 		if (!d->path)
-			return fail(err, errlen, "out of memory");
+			return no_memory(err, errlen);
 		rc = sqlite3_open_v2(":memory:", &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
 				     NULL);
 		if (rc != SQLITE_OK)
@@ -423,30 +453,30 @@ static int db_open(store_db *d, const char *dir, const char *name, bool threads,
 	}
 	if (asprintf(&d->path, "%s/%s", dir, name) < 0) {
 		d->path = NULL;
-		return fail(err, errlen, "out of memory");
+		return no_memory(err, errlen);
 	}
-	if (check_file(d->path, true, &fst, err, errlen) != 0)
-		return -1;
+	if ((rc = check_file(d->path, true, &fst, err, errlen)) != ZSP_OK)
+		return rc;
 	for (int i = 0; i < 2; i++) {
 		char companion[PATH_MAX];
 		snprintf(companion, sizeof companion, "%s%s", d->path, i ? "-shm" : "-wal");
-		if (check_file(companion, false, &cst, err, errlen) < 0)
-			return -1;
+		if ((rc = check_file(companion, false, &cst, err, errlen)) != ZSP_OK)
+			return rc;
 	}
 	rc = sqlite3_open_v2(d->path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
 			     NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(d, rc, err, errlen);
-	if (check_dir(dir, false, &dst, err, errlen) != 0 ||
-	    recheck(dir, &dst, d->path, &fst, err, errlen) != 0)
-		return -1;
+	if ((rc = check_dir(dir, false, &dst, err, errlen)) != ZSP_OK ||
+	    (rc = recheck(dir, &dst, d->path, &fst, err, errlen)) != ZSP_OK)
+		return rc;
 	sqlite3_busy_timeout(d->db, BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(d->db, 1);
-	if (quick_check(d, err, errlen) != 0 ||
-	    pragma(d, "PRAGMA journal_mode = WAL", err, errlen) != 0 ||
-	    pragma(d, "PRAGMA synchronous = NORMAL", err, errlen) != 0 ||
-	    pragma(d, "PRAGMA foreign_keys = ON", err, errlen) != 0)
-		return -1;
+	if ((rc = quick_check(d, err, errlen)) != ZSP_OK ||
+	    (rc = pragma(d, "PRAGMA journal_mode = WAL", err, errlen)) != ZSP_OK ||
+	    (rc = pragma(d, "PRAGMA synchronous = NORMAL", err, errlen)) != ZSP_OK ||
+	    (rc = pragma(d, "PRAGMA foreign_keys = ON", err, errlen)) != ZSP_OK)
+		return rc;
 	return migrate(d, threads, err, errlen);
 }
 
@@ -480,6 +510,7 @@ int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, siz
 	zsp_store_where none = { 0 };
 	char *state = NULL, *runtime = NULL;
 	struct stat st;
+	int rc;
 
 	*out = NULL;
 	if (!where)
@@ -489,21 +520,21 @@ int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, siz
 		s->regex = calloc(REGEX_CACHE, sizeof *s->regex);
 	if (!s || !s->regex) {
 		free(s);
-		return fail(err, errlen, "out of memory");
+		return no_memory(err, errlen);
 	}
 	state = where->state_dir ? strdup(where->state_dir) :
 		env_dir("XDG_STATE_HOME", ".local/state/zsp");
 	if (!state) {
-		fail(err, errlen, "no state directory for the grant database: set XDG_STATE_HOME or "
-		     "HOME to an absolute path");
+		rc = fail(err, errlen, "no state directory for the grant database: set "
+			  "XDG_STATE_HOME or HOME to an absolute path");
 		goto bad;
 	}
-	if (check_dir(state, true, &st, err, errlen) != 0 ||
-	    db_open(&s->grants, state, "grants.db", false, err, errlen) != 0)
+	if ((rc = check_dir(state, true, &st, err, errlen)) != ZSP_OK ||
+	    (rc = db_open(&s->grants, state, "grants.db", false, err, errlen)) != ZSP_OK)
 		goto bad;
 
 	if (where->threads_in_memory) {
-		if (db_open(&s->threads, NULL, NULL, true, err, errlen) != 0)
+		if ((rc = db_open(&s->threads, NULL, NULL, true, err, errlen)) != ZSP_OK)
 			goto bad;
 	} else {
 		/* XDG_RUNTIME_DIR must exist already: it is the tmpfs; only its zsp/ is ours to make */
@@ -534,20 +565,22 @@ int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, siz
 			free(parent);
 		} else {
 			free(parent);
-			if (check_dir(runtime, false, &st, err, errlen) != 0 ||
-			    db_open(&s->threads, runtime, "threads.db", true, err, errlen) != 0)
+			rc = check_dir(runtime, false, &st, err, errlen);
+			if (rc == ZSP_OK)
+				rc = db_open(&s->threads, runtime, "threads.db", true, err, errlen);
+			if (rc != ZSP_OK)
 				goto bad;
 		}
 	}
 	free(state);
 	free(runtime);
 	*out = s;
-	return 0;
+	return ZSP_OK;
 bad:
 	free(state);
 	free(runtime);
 	zsp_store_close(s);
-	return -1;
+	return rc;
 }
 
 void zsp_store_close(zsp_store *s)
@@ -693,65 +726,65 @@ static int validate(const zsp_grant *g, char *pat, size_t patlen, char *err, siz
 	size_t off;
 
 	if (g->scope < ZSP_GRANT_ONCE || g->scope > ZSP_GRANT_GLOBAL)
-		return fail(err, errlen, "invalid grant: unknown scope %d", (int)g->scope);
+		return refuse(err, errlen, "invalid grant: unknown scope %d", (int)g->scope);
 	if (g->match < ZSP_MATCH_EXACT || g->match > ZSP_MATCH_HOST)
-		return fail(err, errlen, "invalid grant: unknown matcher %d", (int)g->match);
+		return refuse(err, errlen, "invalid grant: unknown matcher %d", (int)g->match);
 	if (g->decision != ZSP_ANSWER_ALLOW && g->decision != ZSP_ANSWER_DENY)
-		return fail(err, errlen, "invalid grant: the decision must be allow or deny");
+		return refuse(err, errlen, "invalid grant: the decision must be allow or deny");
 	if (!field_ok(g->tool))
-		return fail(err, errlen, "invalid grant: no tool (or longer than %d bytes)", MAX_FIELD);
+		return refuse(err, errlen, "invalid grant: no tool (or longer than %d bytes)", MAX_FIELD);
 	if (!g->pattern || strlen(g->pattern) > MAX_FIELD ||
 	    (g->match != ZSP_MATCH_EXACT && !g->pattern[0]))
-		return fail(err, errlen, "invalid grant: no pattern (or longer than %d bytes)", MAX_FIELD);
+		return refuse(err, errlen, "invalid grant: no pattern (or longer than %d bytes)", MAX_FIELD);
 	if (g->scope == ZSP_GRANT_THREAD && !field_ok(g->thread))
-		return fail(err, errlen, "invalid grant: a thread grant needs a thread ID");
+		return refuse(err, errlen, "invalid grant: a thread grant needs a thread ID");
 	if ((g->scope == ZSP_GRANT_PROJECT || g->scope == ZSP_GRANT_GLOBAL) && g->thread)
-		return fail(err, errlen, "invalid grant: a %s grant takes no thread ID",
-			    g->scope == ZSP_GRANT_PROJECT ? "project" : "global");
+		return refuse(err, errlen, "invalid grant: a %s grant takes no thread ID",
+			      g->scope == ZSP_GRANT_PROJECT ? "project" : "global");
 	if (g->thread && !field_ok(g->thread))
-		return fail(err, errlen, "invalid grant: empty or overlong thread ID");
+		return refuse(err, errlen, "invalid grant: empty or overlong thread ID");
 	if (g->scope == ZSP_GRANT_PROJECT) {
 		char canon[PATH_MAX];
 		if (!g->project || !zsp_path_lexical(g->project, canon, sizeof canon) ||
 		    strcmp(canon, g->project) != 0)
-			return fail(err, errlen, "invalid grant: a project grant needs the project's "
-				    "absolute canonical directory (got %s%s%s)", g->project ? "'" : "",
-				    g->project ? g->project : "none", g->project ? "'" : "");
+			return refuse(err, errlen, "invalid grant: a project grant needs the project's "
+				      "absolute canonical directory (got %s%s%s)", g->project ? "'" : "",
+				      g->project ? g->project : "none", g->project ? "'" : "");
 	} else if (g->project) {
-		return fail(err, errlen, "invalid grant: only a project grant takes a project");
+		return refuse(err, errlen, "invalid grant: only a project grant takes a project");
 	}
 	if (g->expires < 0 || g->created < 0)
-		return fail(err, errlen, "invalid grant: negative time");
+		return refuse(err, errlen, "invalid grant: negative time");
 	switch (g->match) {
 	case ZSP_MATCH_EXACT:
 		break;
 	case ZSP_MATCH_PREFIX:
 		if (!zsp_regex_check(g->pattern, true, msg, sizeof msg, &off))
-			return fail(err, errlen, "invalid grant: the pattern /%s/ does not compile: %s "
-				    "(at byte %zu)", g->pattern, msg, off);
+			return refuse(err, errlen, "invalid grant: the pattern /%s/ does not compile: %s "
+				      "(at byte %zu)", g->pattern, msg, off);
 		break;
 	case ZSP_MATCH_PATH:
 		if (!zsp_path_lexical(g->pattern, pat, patlen))
-			return fail(err, errlen, "invalid grant: a path grant needs an absolute "
-				    "directory (got '%s')", g->pattern);
-		return 0;
+			return refuse(err, errlen, "invalid grant: a path grant needs an absolute "
+				      "directory (got '%s')", g->pattern);
+		return ZSP_OK;
 	case ZSP_MATCH_HOST:
 		if (!host_normalize(g->pattern, true, pat, patlen))
-			return fail(err, errlen, "invalid grant: '%s' is not a host name or *.domain",
-				    g->pattern);
-		return 0;
+			return refuse(err, errlen, "invalid grant: '%s' is not a host name or *.domain",
+				      g->pattern);
+		return ZSP_OK;
 	}
 	if (strlen(g->pattern) >= patlen)
-		return fail(err, errlen, "invalid grant: pattern too long");
+		return refuse(err, errlen, "invalid grant: pattern too long");
 	strcpy(pat, g->pattern);
-	return 0;
+	return ZSP_OK;
 }
 
 int zsp_store_validate(const zsp_grant *g, char *err, size_t errlen)
 {
 	char pat[MAX_FIELD + 2];
 	if (!g)
-		return fail(err, errlen, "invalid grant: none given");
+		return refuse(err, errlen, "invalid grant: none given");
 	return validate(g, pat, sizeof pat, err, errlen);
 }
 
@@ -771,13 +804,13 @@ static int step_commit(store_db *d, sqlite3_stmt *st, bool exactly_one, char *er
 	if (rc != SQLITE_DONE || (exactly_one && sqlite3_changes(d->db) != 1)) {
 		db_fail(d, rc, err, errlen);
 		rollback(d);
-		return -1;
+		return ZSP_EIO;
 	}
-	if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
+	if (exec_stmt(d, ST_COMMIT, err, errlen) != ZSP_OK) {
 		rollback(d);
-		return -1;
+		return ZSP_EIO;
 	}
-	return 0;
+	return ZSP_OK;
 }
 
 int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size_t errlen)
@@ -785,9 +818,10 @@ int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size
 	char pat[MAX_FIELD + 2];
 
 	if (!s || !g)
-		return fail(err, errlen, "invalid grant: none given");
-	if (validate(g, pat, sizeof pat, err, errlen) != 0)
-		return -1;
+		return refuse(err, errlen, "invalid grant: none given");
+	int rc = validate(g, pat, sizeof pat, err, errlen);
+	if (rc != ZSP_OK)
+		return rc;
 	store_db *d = &s->grants;
 	if (g->scope == ZSP_GRANT_THREAD) {
 		if (!s->threads.db)
@@ -795,9 +829,9 @@ int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size
 		d = &s->threads;
 	}
 	sqlite3_stmt *st = stmt(d, ST_INSERT, err, errlen);
-	if (!st || set_sync(d, g->decision == ZSP_ANSWER_DENY, err, errlen) != 0 ||
-	    exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
-		return -1;
+	if (!st || set_sync(d, g->decision == ZSP_ANSWER_DENY, err, errlen) != ZSP_OK ||
+	    exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	sqlite3_bind_int(st, 1, (int)g->scope);
 	bind_text(st, 2, g->thread);
 	bind_text(st, 3, g->project);
@@ -809,11 +843,11 @@ int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size
 	bind_text(st, 9, g->who);
 	sqlite3_bind_int64(st, 10, g->created ? g->created : (int64_t)time(NULL));
 	sqlite3_bind_int64(st, 11, g->expires);
-	if (step_commit(d, st, false, err, errlen) != 0)
-		return -1;
+	if (step_commit(d, st, false, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	if (id)
 		*id = sqlite3_last_insert_rowid(d->db);
-	return 0;
+	return ZSP_OK;
 }
 
 /* Runs a DELETE (bound by bind) in its own write transaction; *changes rows went. */
@@ -821,31 +855,36 @@ static int delete_in(store_db *d, enum stmt_id which, const char *text, int64_t 
 		     char *err, size_t errlen)
 {
 	sqlite3_stmt *st = stmt(d, which, err, errlen);
-	if (!st || set_sync(d, which != ST_GC, err, errlen) != 0 ||
-	    exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
-		return -1;
+	if (!st || set_sync(d, which != ST_GC, err, errlen) != ZSP_OK ||
+	    exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	if (text)
 		bind_text(st, 1, text);
 	else
 		sqlite3_bind_int64(st, 1, num);
-	if (step_commit(d, st, false, err, errlen) != 0)
-		return -1;
+	if (step_commit(d, st, false, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	*changes = sqlite3_changes(d->db);
-	return 0;
+	return ZSP_OK;
 }
 
-int zsp_store_revoke(zsp_store *s, int64_t id, char *err, size_t errlen)
+int zsp_store_revoke(zsp_store *s, int64_t id, bool *found, char *err, size_t errlen)
 {
 	int n = 0;
 
+	if (found)
+		*found = false;
 	if (!s)
-		return fail(err, errlen, "no grant store");
+		return refuse(err, errlen, "no grant store");
 	store_db *d = id >= THREAD_ID_BASE ? &s->threads : &s->grants;
 	if (!d->db)
-		return 1;
-	if (delete_in(d, ST_DELETE, NULL, id, &n, err, errlen) != 0)
-		return -1;
-	return n > 0 ? 0 : 1;
+		return ZSP_OK;
+	int rc = delete_in(d, ST_DELETE, NULL, id, &n, err, errlen);
+	if (rc != ZSP_OK)
+		return rc;
+	if (found)
+		*found = n > 0;
+	return ZSP_OK;
 }
 
 int zsp_store_end_thread(zsp_store *s, const char *thread, int *removed, char *err, size_t errlen)
@@ -855,14 +894,14 @@ int zsp_store_end_thread(zsp_store *s, const char *thread, int *removed, char *e
 	if (removed)
 		*removed = 0;
 	if (!s || !field_ok(thread))
-		return fail(err, errlen, "ending a thread needs its thread ID");
-	if (delete_in(&s->grants, ST_DELETE_THREAD, thread, 0, &a, err, errlen) != 0)
-		return -1;
-	if (s->threads.db && delete_in(&s->threads, ST_DELETE_THREAD, thread, 0, &b, err, errlen) != 0)
-		return -1;
+		return refuse(err, errlen, "ending a thread needs its thread ID");
+	if (delete_in(&s->grants, ST_DELETE_THREAD, thread, 0, &a, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
+	if (s->threads.db && delete_in(&s->threads, ST_DELETE_THREAD, thread, 0, &b, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	if (removed)
 		*removed = a + b;
-	return 0;
+	return ZSP_OK;
 }
 
 int zsp_store_gc(zsp_store *s, int64_t now, int *removed, char *err, size_t errlen)
@@ -872,14 +911,14 @@ int zsp_store_gc(zsp_store *s, int64_t now, int *removed, char *err, size_t errl
 	if (removed)
 		*removed = 0;
 	if (!s)
-		return fail(err, errlen, "no grant store");
-	if (delete_in(&s->grants, ST_GC, NULL, now, &a, err, errlen) != 0)
-		return -1;
-	if (s->threads.db && delete_in(&s->threads, ST_GC, NULL, now, &b, err, errlen) != 0)
-		return -1;
+		return refuse(err, errlen, "no grant store");
+	if (delete_in(&s->grants, ST_GC, NULL, now, &a, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
+	if (s->threads.db && delete_in(&s->threads, ST_GC, NULL, now, &b, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	if (removed)
 		*removed = a + b;
-	return 0;
+	return ZSP_OK;
 }
 
 static const char *col_text(sqlite3_stmt *st, int i)
@@ -887,14 +926,15 @@ static const char *col_text(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
-/* Lists d's grants to fn; 1 when fn asked to stop. */
-static int list_in(store_db *d, int (*fn)(void *, const zsp_grant *), void *ctx, char *err,
-		   size_t errlen)
+/* Lists d's grants to fn; *stopped when fn asked to stop. */
+static int list_in(store_db *d, int (*fn)(void *, const zsp_grant *), void *ctx, bool *stopped,
+		   char *err, size_t errlen)
 {
 	sqlite3_stmt *st = stmt(d, ST_LIST, err, errlen);
-	if (!st || exec_stmt(d, ST_BEGIN_READ, err, errlen) != 0)
-		return -1;
-	int rc, ret = 0;
+	if (!st || exec_stmt(d, ST_BEGIN_READ, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
+	int rc, ret = ZSP_OK;
+	*stopped = false;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		zsp_grant g = {
 			.id = sqlite3_column_int64(st, 0),
@@ -911,11 +951,11 @@ static int list_in(store_db *d, int (*fn)(void *, const zsp_grant *), void *ctx,
 			.expires = sqlite3_column_int64(st, 11),
 		};
 		if (fn(ctx, &g) != 0) {
-			ret = 1;
+			*stopped = true;
 			break;
 		}
 	}
-	if (ret == 0 && rc != SQLITE_DONE)
+	if (!*stopped && rc != SQLITE_DONE)
 		ret = db_fail(d, rc, err, errlen);
 	sqlite3_reset(st);
 	rollback(d);
@@ -926,11 +966,12 @@ int zsp_store_list(zsp_store *s, int (*fn)(void *ctx, const zsp_grant *g), void 
 		   size_t errlen)
 {
 	if (!s || !fn)
-		return fail(err, errlen, "no grant store or callback");
-	int rc = list_in(&s->grants, fn, ctx, err, errlen);
-	if (rc == 0 && s->threads.db)
-		rc = list_in(&s->threads, fn, ctx, err, errlen);
-	return rc < 0 ? -1 : 0;
+		return refuse(err, errlen, "no grant store or callback");
+	bool stopped;
+	int rc = list_in(&s->grants, fn, ctx, &stopped, err, errlen);
+	if (rc == ZSP_OK && !stopped && s->threads.db)
+		rc = list_in(&s->threads, fn, ctx, &stopped, err, errlen);
+	return rc;
 }
 
 /* ---- lookup --------------------------------------------------------------------------------- */
@@ -961,7 +1002,7 @@ static int lookup_key(store_db *d, struct lookup *l, int match, const char *key,
 {
 	sqlite3_stmt *st = stmt(d, ST_KEY, err, errlen);
 	if (!st)
-		return -1;
+		return ZSP_EIO;
 	bind_text(st, 1, l->tool);
 	sqlite3_bind_int(st, 2, match);
 	bind_text(st, 3, key);
@@ -973,7 +1014,7 @@ static int lookup_key(store_db *d, struct lookup *l, int match, const char *key,
 		consider(l, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1),
 			 sqlite3_column_int(st, 2));
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : db_fail(d, rc, err, errlen);
+	return rc == SQLITE_DONE ? ZSP_OK : db_fail(d, rc, err, errlen);
 }
 
 /* Every grant of d that answers `tool arg`, into l. */
@@ -982,14 +1023,14 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 {
 	char buf[PATH_MAX];
 
-	if (lookup_key(d, l, ZSP_MATCH_EXACT, arg, err, errlen) != 0)
-		return -1;
+	if (lookup_key(d, l, ZSP_MATCH_EXACT, arg, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	/* a path grant: the path or one of its ancestors */
 	if (zsp_path_lexical(arg, buf, sizeof buf)) {
 		size_t n = strlen(buf);
 		for (;;) {
-			if (lookup_key(d, l, ZSP_MATCH_PATH, buf, err, errlen) != 0)
-				return -1;
+			if (lookup_key(d, l, ZSP_MATCH_PATH, buf, err, errlen) != ZSP_OK)
+				return ZSP_EIO;
 			if (n == 1)
 				break;
 			while (n > 1 && buf[n - 1] != '/')
@@ -1000,18 +1041,18 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 	}
 	/* a host grant: the host, or *. and one of its strict parent domains */
 	if (host_of(arg, buf, sizeof buf - 2)) {
-		if (lookup_key(d, l, ZSP_MATCH_HOST, buf, err, errlen) != 0)
-			return -1;
+		if (lookup_key(d, l, ZSP_MATCH_HOST, buf, err, errlen) != ZSP_OK)
+			return ZSP_EIO;
 		for (char *dot = strchr(buf, '.'); dot; dot = strchr(dot + 1, '.')) {
 			char wild[PATH_MAX];
 			snprintf(wild, sizeof wild, "*%s", dot);
-			if (lookup_key(d, l, ZSP_MATCH_HOST, wild, err, errlen) != 0)
-				return -1;
+			if (lookup_key(d, l, ZSP_MATCH_HOST, wild, err, errlen) != ZSP_OK)
+				return ZSP_EIO;
 		}
 	}
 	sqlite3_stmt *st = stmt(d, ST_PREFIX, err, errlen);
 	if (!st)
-		return -1;
+		return ZSP_EIO;
 	bind_text(st, 1, l->tool);
 	sqlite3_bind_int64(st, 2, l->now);
 	bind_text(st, 3, l->project);
@@ -1027,7 +1068,7 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 			consider(l, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), decision);
 	}
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : db_fail(d, rc, err, errlen);
+	return rc == SQLITE_DONE ? ZSP_OK : db_fail(d, rc, err, errlen);
 }
 
 /* The picks for one argument, from the thread database and the grants database. */
@@ -1035,22 +1076,23 @@ static int lookup_arg(zsp_store *s, struct lookup *l, const char *arg, char *err
 {
 	l->pick[0].scope = l->pick[1].scope = -1;
 	if (l->thread && s->threads.db) {
-		if (exec_stmt(&s->threads, ST_BEGIN_READ, err, errlen) != 0)
-			return -1;
+		if (exec_stmt(&s->threads, ST_BEGIN_READ, err, errlen) != ZSP_OK)
+			return ZSP_EIO;
 		int rc = lookup_in(s, &s->threads, l, arg, err, errlen);
 		rollback(&s->threads);
-		if (rc != 0)
-			return -1;
+		if (rc != ZSP_OK)
+			return ZSP_EIO;
 	}
 	return lookup_in(s, &s->grants, l, arg, err, errlen);
 }
 
 int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args, size_t nargs,
-			 const char *thread, const char *project, int64_t now, int *decision,
-			 int64_t *id, char *err, size_t errlen)
+			 const char *thread, const char *project, int64_t now, bool *found,
+			 int *decision, int64_t *id, char *err, size_t errlen)
 {
+	*found = false;
 	if (!s || !field_ok(tool) || !args || nargs == 0 || nargs > ZSP_LOOKUP_MAX_ARGS)
-		return fail(err, errlen, "grant lookup: no store, no tool or no argument");
+		return refuse(err, errlen, "grant lookup: no store, no tool or no argument");
 	if (thread && !thread[0])
 		thread = NULL;
 	if (project && !project[0])
@@ -1061,15 +1103,15 @@ int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args
 	/* First a read transaction; only when once grants would answer, again under the write lock,
 	 * where they are deleted before anyone else can see them. */
 	for (int write = 0; write < 2; write++) {
-		if ((write && set_sync(d, true, err, errlen) != 0) ||
-		    exec_stmt(d, write ? ST_BEGIN_WRITE : ST_BEGIN_READ, err, errlen) != 0)
-			return -1;
+		if ((write && set_sync(d, true, err, errlen) != ZSP_OK) ||
+		    exec_stmt(d, write ? ST_BEGIN_WRITE : ST_BEGIN_READ, err, errlen) != ZSP_OK)
+			return ZSP_EIO;
 		struct best allow[ZSP_LOOKUP_MAX_ARGS], deny = { 0, -1 };
 		bool all_allow = true;
 		for (size_t i = 0; i < nargs; i++) {
-			if (lookup_arg(s, &l, args[i] ? args[i] : "", err, errlen) != 0) {
+			if (lookup_arg(s, &l, args[i] ? args[i] : "", err, errlen) != ZSP_OK) {
 				rollback(d);
-				return -1;
+				return ZSP_EIO;
 			}
 			allow[i] = l.pick[ZSP_ANSWER_ALLOW];
 			if (l.pick[ZSP_ANSWER_DENY].scope >= 0) {
@@ -1083,7 +1125,7 @@ int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args
 		struct best *used = deny.scope >= 0 ? &deny : allow;
 		if (nused == 0) {
 			rollback(d);
-			return 0;
+			return ZSP_OK;
 		}
 		bool once = false;
 		for (size_t i = 0; i < nused; i++)
@@ -1104,7 +1146,7 @@ int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args
 				sqlite3_stmt *st = stmt(d, ST_DELETE, err, errlen);
 				if (!st) {
 					rollback(d);
-					return -1;
+					return ZSP_EIO;
 				}
 				sqlite3_bind_int64(st, 1, used[i].id);
 				int rc = sqlite3_step(st);
@@ -1112,30 +1154,32 @@ int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args
 				if (rc != SQLITE_DONE || sqlite3_changes(d->db) != 1) {
 					db_fail(d, rc, err, errlen);
 					rollback(d);
-					return -1;
+					return ZSP_EIO;
 				}
 			}
-			if (exec_stmt(d, ST_COMMIT, err, errlen) != 0) {
+			if (exec_stmt(d, ST_COMMIT, err, errlen) != ZSP_OK) {
 				rollback(d);
-				return -1;
+				return ZSP_EIO;
 			}
 		} else {
 			rollback(d);
 		}
+		*found = true;
 		*decision = deny.scope >= 0 ? ZSP_ANSWER_DENY : ZSP_ANSWER_ALLOW;
 		if (id)
 			*id = used[0].id;
-		return 1;
+		return ZSP_OK;
 	}
-	return 0;
+	return ZSP_OK;
 }
 
 int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char *thread,
-		     const char *project, int64_t now, int *decision, int64_t *id, char *err,
-		     size_t errlen)
+		     const char *project, int64_t now, bool *found, int *decision, int64_t *id,
+		     char *err, size_t errlen)
 {
 	const char *args[1] = { arg ? arg : "" };
-	return zsp_store_lookup_all(s, tool, args, 1, thread, project, now, decision, id, err, errlen);
+	return zsp_store_lookup_all(s, tool, args, 1, thread, project, now, found, decision, id, err,
+				    errlen);
 }
 
 /* ---- audit ---------------------------------------------------------------------------------- */
@@ -1143,11 +1187,11 @@ int zsp_store_lookup(zsp_store *s, const char *tool, const char *arg, const char
 int zsp_store_audit(zsp_store *s, const zsp_audit_record *r, char *err, size_t errlen)
 {
 	if (!s || !r || !r->request)
-		return fail(err, errlen, "audit: no store or no request");
+		return refuse(err, errlen, "audit: no store or no request");
 	store_db *d = &s->grants;
 	sqlite3_stmt *st = stmt(d, ST_AUDIT, err, errlen);
-	if (!st || set_sync(d, false, err, errlen) != 0 || exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != 0)
-		return -1;
+	if (!st || set_sync(d, false, err, errlen) != ZSP_OK || exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	sqlite3_bind_int64(st, 1, r->time ? r->time : (int64_t)time(NULL));
 	bind_text(st, 2, r->request);
 	sqlite3_bind_int(st, 3, r->decision);
@@ -1165,11 +1209,11 @@ int zsp_store_audit_list(zsp_store *s, int64_t since, int (*fn)(void *ctx, const
 			 void *ctx, char *err, size_t errlen)
 {
 	if (!s || !fn)
-		return fail(err, errlen, "audit: no store or no callback");
+		return refuse(err, errlen, "audit: no store or no callback");
 	store_db *d = &s->grants;
 	sqlite3_stmt *st = stmt(d, ST_AUDIT_LIST, err, errlen);
-	if (!st || exec_stmt(d, ST_BEGIN_READ, err, errlen) != 0)
-		return -1;
+	if (!st || exec_stmt(d, ST_BEGIN_READ, err, errlen) != ZSP_OK)
+		return ZSP_EIO;
 	sqlite3_bind_int64(st, 1, since);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1192,5 +1236,5 @@ int zsp_store_audit_list(zsp_store *s, int64_t since, int (*fn)(void *ctx, const
 	}
 	sqlite3_reset(st);
 	rollback(d);
-	return rc == SQLITE_DONE ? 0 : db_fail(d, rc, err, errlen);
+	return rc == SQLITE_DONE ? ZSP_OK : db_fail(d, rc, err, errlen);
 }

@@ -56,7 +56,7 @@ static int store_open(const char *state_dir, const char *runtime_dir, zsp_store 
 {
 	zsp_store_where where = { state_dir, runtime_dir, false };
 	char err[512];
-	if (zsp_store_open(&where, out, err, sizeof(err)) != 0) {
+	if (zsp_store_open(&where, out, err, sizeof(err)) != ZSP_OK) {
 		fprintf(stderr, "zspc: grant store: %s\n", err);
 		return ZSP_EIO;
 	}
@@ -350,7 +350,7 @@ static int grant_add(struct grant_cli *c)
 	}
 	char err[512];
 	int64_t id;
-	if (zsp_store_add(s, g, &id, err, sizeof(err)) != 0) {
+	if (zsp_store_add(s, g, &id, err, sizeof(err)) != ZSP_OK) {
 		rc = store_error(err);
 	} else {
 		printf("%" PRId64 "\n", id);
@@ -485,25 +485,25 @@ static int grant_action(const char *action, struct grant_cli *c, const char *arg
 	char err[512];
 	int removed = 0;
 	if (strcmp(action, "list") == 0) {
-		if (zsp_store_list(s, print_grant, c, err, sizeof(err)) != 0)
+		if (zsp_store_list(s, print_grant, c, err, sizeof(err)) != ZSP_OK)
 			rc = store_error(err);
 	} else if (strcmp(action, "revoke") == 0) {
 		int64_t id;
 		parse_id(arg, &id);
-		int r = zsp_store_revoke(s, id, err, sizeof(err));
-		if (r < 0)
+		bool found;
+		if (zsp_store_revoke(s, id, &found, err, sizeof(err)) != ZSP_OK)
 			rc = store_error(err);
-		else if (r == 1) {
+		else if (!found) {
 			fprintf(stderr, "zspc: no grant %s\n", arg);
 			rc = 1;
 		}
 	} else if (strcmp(action, "end-thread") == 0) {
-		if (zsp_store_end_thread(s, arg, &removed, err, sizeof(err)) != 0)
+		if (zsp_store_end_thread(s, arg, &removed, err, sizeof(err)) != ZSP_OK)
 			rc = store_error(err);
 		else
 			printf("%d\n", removed);
 	} else if (strcmp(action, "gc") == 0) {
-		if (zsp_store_gc(s, (int64_t)time(NULL), &removed, err, sizeof(err)) != 0)
+		if (zsp_store_gc(s, (int64_t)time(NULL), &removed, err, sizeof(err)) != ZSP_OK)
 			rc = store_error(err);
 		else
 			printf("%d\n", removed);
@@ -511,7 +511,7 @@ static int grant_action(const char *action, struct grant_cli *c, const char *arg
 		int64_t since = 0;
 		if (c->since)
 			zspc_parse_time(c->since, -1, (int64_t)time(NULL), &since);
-		if (zsp_store_audit_list(s, since, print_audit, c, err, sizeof(err)) != 0)
+		if (zsp_store_audit_list(s, since, print_audit, c, err, sizeof(err)) != ZSP_OK)
 			rc = store_error(err);
 	}
 	zsp_store_close(s);

@@ -20,7 +20,7 @@ static zsp_store *open_at(const char *dir)
 {
 	zsp_store_where w = { .state_dir = dir, .threads_in_memory = true };
 	zsp_store *s = NULL;
-	if (zsp_store_open(&w, &s, err, sizeof err) != 0) {
+	if (zsp_store_open(&w, &s, err, sizeof err) != ZSP_OK) {
 		fprintf(stderr, "open %s: %s\n", dir, err);
 		return NULL;
 	}
@@ -33,7 +33,7 @@ static int64_t add_exact(zsp_store *s, zsp_grant_scope scope, const char *patter
 			.pattern = pattern, .decision = ZSP_ANSWER_ALLOW, .policy = "reliability",
 			.who = "reliability" };
 	int64_t id;
-	if (zsp_store_add(s, &g, &id, err, sizeof err) != 0) {
+	if (zsp_store_add(s, &g, &id, err, sizeof err) != ZSP_OK) {
 		fprintf(stderr, "add: %s\n", err);
 		return -1;
 	}
@@ -78,7 +78,7 @@ static int list_grant(void *ctx, const zsp_grant *g)
 static int all_ids(zsp_store *s, struct ids *out)
 {
 	out->n = 0;
-	if (zsp_store_list(s, list_grant, out, err, sizeof err) != 0) {
+	if (zsp_store_list(s, list_grant, out, err, sizeof err) != ZSP_OK) {
 		fprintf(stderr, "list: %s\n", err);
 		return -1;
 	}
@@ -105,6 +105,7 @@ static int worker(const char *dir, int me, int nops, int nonce, FILE *out)
 		int op = rand() % 3;
 		int d;
 		int64_t id;
+		bool found;
 		if (op == 0 || added == 0) {
 			snprintf(pat, sizeof pat, "worker %d op %d", me, added++);
 			id = add_exact(s, ZSP_GRANT_GLOBAL, pat);
@@ -114,19 +115,19 @@ static int worker(const char *dir, int me, int nops, int nonce, FILE *out)
 				fprintf(out, "A %lld\n", (long long)id);
 		} else if (op == 1) {
 			snprintf(pat, sizeof pat, "worker %d op %d", me, rand() % added);
-			if (zsp_store_lookup(s, "terminal", pat, NULL, NULL, time(NULL), &d, &id, err,
-					     sizeof err) != 1 || d != ZSP_ANSWER_ALLOW) {
+			if (zsp_store_lookup(s, "terminal", pat, NULL, NULL, time(NULL), &found, &d, &id,
+					     err, sizeof err) != ZSP_OK || !found || d != ZSP_ANSWER_ALLOW) {
 				fprintf(stderr, "worker %d: lost grant '%s': %s\n", me, pat, err);
 				bad = 1;
 			}
 		} else {
 			snprintf(pat, sizeof pat, "once %d", rand() % nonce);
-			int rc = zsp_store_lookup(s, "terminal", pat, NULL, NULL, time(NULL), &d, &id,
-						  err, sizeof err);
-			if (rc < 0) {
+			int rc = zsp_store_lookup(s, "terminal", pat, NULL, NULL, time(NULL), &found, &d,
+						  &id, err, sizeof err);
+			if (rc != ZSP_OK) {
 				fprintf(stderr, "worker %d: lookup: %s\n", me, err);
 				bad = 1;
-			} else if (rc == 1) {
+			} else if (found) {
 				fprintf(out, "C %lld\n", (long long)id);
 			}
 		}
@@ -260,7 +261,7 @@ static void writer(const char *dir, int fd)
 		if (i % 3 == 0) {
 			zsp_audit_record r = { .request = pat, .decision = ZSP_ANSWER_ALLOW,
 					       .reason = "grant", .policy = "reliability" };
-			if (zsp_store_audit(s, &r, err, sizeof err) != 0)
+			if (zsp_store_audit(s, &r, err, sizeof err) != ZSP_OK)
 				_exit(1);
 		}
 	}

@@ -41,7 +41,7 @@ static zsp_store *open_store(bool memory)
 	zsp_store_where w = { .state_dir = state, .runtime_dir = run, .threads_in_memory = memory };
 	zsp_store *s = NULL;
 	err[0] = '\0';
-	if (zsp_store_open(&w, &s, err, sizeof err) != 0)
+	if (zsp_store_open(&w, &s, err, sizeof err) != ZSP_OK)
 		fprintf(stderr, "open: %s\n", err);
 	return s;
 }
@@ -53,23 +53,26 @@ static int64_t add(zsp_store *s, zsp_grant_scope scope, const char *thread, cons
 			.match = m, .pattern = pattern, .decision = decision, .policy = "p",
 			.who = "tester" };
 	int64_t id = 0;
-	if (zsp_store_add(s, &g, &id, err, sizeof err) != 0) {
+	if (zsp_store_add(s, &g, &id, err, sizeof err) != ZSP_OK) {
 		fprintf(stderr, "add: %s\n", err);
 		return -1;
 	}
 	return id;
 }
 
-/* The answer for tool arg: ALLOW/DENY, or -1 none, -2 error. */
+/* The answer for tool arg: ALLOW/DENY, or -1 none, -2 error (-3: an error that claimed an answer). */
 static int ask(zsp_store *s, const char *tool, const char *arg, const char *thread,
 	       const char *project, int64_t *id)
 {
 	int d = -1;
 	int64_t gid = 0;
-	int rc = zsp_store_lookup(s, tool, arg, thread, project, 1000, &d, &gid, err, sizeof err);
+	bool found = true;
+	int rc = zsp_store_lookup(s, tool, arg, thread, project, 1000, &found, &d, &gid, err, sizeof err);
 	if (id)
 		*id = gid;
-	return rc == 1 ? d : rc == 0 ? -1 : -2;
+	if (rc != ZSP_OK)
+		return found ? -3 : -2;   /* an error must never come with an answer */
+	return found ? d : -1;
 }
 
 static void test_validation(void)
@@ -100,20 +103,20 @@ static void test_validation(void)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		err[0] = '\0';
-		CU_ASSERT_EQUAL(zsp_store_validate(&bad[i].g, err, sizeof err), -1);
+		CU_ASSERT_EQUAL(zsp_store_validate(&bad[i].g, err, sizeof err), ZSP_EUSAGE);
 		CU_ASSERT(strncmp(err, "invalid grant: ", 15) == 0 && strstr(err, bad[i].want));
 		err[0] = '\0';
-		CU_ASSERT_EQUAL(zsp_store_add(s, &bad[i].g, NULL, err, sizeof err), -1);
+		CU_ASSERT_EQUAL(zsp_store_add(s, &bad[i].g, NULL, err, sizeof err), ZSP_EUSAGE);
 		if (!strstr(err, bad[i].want)) {
 			fprintf(stderr, "case %zu: '%s' lacks '%s'\n", i, err, bad[i].want);
 			CU_FAIL("message");
 		}
 	}
-	CU_ASSERT_EQUAL(zsp_store_add(s, NULL, NULL, err, sizeof err), -1);
-	CU_ASSERT_EQUAL(zsp_store_validate(NULL, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_add(s, NULL, NULL, err, sizeof err), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_store_validate(NULL, err, sizeof err), ZSP_EUSAGE);
 	zsp_grant ok = { .scope = ZSP_GRANT_PROJECT, .project = "/a/b", .tool = "t",
 			 .match = ZSP_MATCH_HOST, .pattern = "*.example.com" };
-	CU_ASSERT_EQUAL(zsp_store_validate(&ok, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_validate(&ok, err, sizeof err), ZSP_OK);
 	zsp_store_close(s);
 }
 
@@ -202,15 +205,23 @@ static void test_precedence(void)
 	/* a once allow is not consumed when a deny answers */
 	o = add(s, ZSP_GRANT_ONCE, NULL, NULL, "terminal", ZSP_MATCH_EXACT, "make", ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, NULL, &id), ZSP_ANSWER_DENY);
-	CU_ASSERT_EQUAL(zsp_store_revoke(s, d, err, sizeof err), 0);
-	CU_ASSERT_EQUAL(zsp_store_revoke(s, d, err, sizeof err), 1);
+	bool found = false;
+	CU_ASSERT_EQUAL(zsp_store_revoke(s, d, &found, err, sizeof err), ZSP_OK);
+	CU_ASSERT(found);
+	CU_ASSERT_EQUAL(zsp_store_revoke(s, d, &found, err, sizeof err), ZSP_OK);
+	CU_ASSERT(!found);
+	CU_ASSERT_EQUAL(zsp_store_revoke(s, d, NULL, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(id, o);
 	/* revoking a thread grant */
-	CU_ASSERT_EQUAL(zsp_store_revoke(s, t, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_revoke(s, t, &found, err, sizeof err), ZSP_OK);
+	CU_ASSERT(found);
 	CU_ASSERT_EQUAL(ask(s, "terminal", "make", "T1", "/src/p", &id), ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(id, p);
-	CU_ASSERT_EQUAL(zsp_store_lookup(s, "", "x", NULL, NULL, 0, &(int){ 0 }, NULL, err, sizeof err), -1);
+	found = true;
+	CU_ASSERT_EQUAL(zsp_store_lookup(s, "", "x", NULL, NULL, 0, &found, &(int){ 0 }, NULL, err, sizeof err),
+			ZSP_EUSAGE);
+	CU_ASSERT(!found);
 	zsp_store_close(s);
 }
 
@@ -224,8 +235,10 @@ static void test_two_arguments(void)
 	const char *both[2] = { "/w/src/a.c", "/w/out/a.c" };
 	int d = -1;
 	int64_t id = 0;
+	bool found;
 	/* the destination has no grant: no answer, and the source's once grant is still there */
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, NULL, 1000, &found, &d, &id, err, sizeof err), ZSP_OK);
+	CU_ASSERT(!found);
 	CU_ASSERT_EQUAL(ask(s, "copy_path", "/w/src/b.c", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(id, src);
 	/* used by that single-argument lookup: gone */
@@ -234,36 +247,43 @@ static void test_two_arguments(void)
 	src = add(s, ZSP_GRANT_ONCE, NULL, NULL, "copy_path", ZSP_MATCH_PATH, "/w/src", ZSP_ANSWER_ALLOW);
 	int64_t out = add(s, ZSP_GRANT_PROJECT, NULL, "/w", "copy_path", ZSP_MATCH_PATH, "/w/out", ZSP_ANSWER_ALLOW);
 	/* another project: the destination is not granted, nothing is consumed */
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/x", 1000, &d, &id, err, sizeof err), 0);
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/w", 1000, &d, &id, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/x", 1000, &found, &d, &id, err, sizeof err), ZSP_OK);
+	CU_ASSERT(!found);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/w", 1000, &found, &d, &id, err, sizeof err), ZSP_OK);
+	CU_ASSERT(found);
 	CU_ASSERT_EQUAL(d, ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(id, src);
 	/* the once grant went with that answer; the project grant stays */
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/w", 1000, &d, &id, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "copy_path", both, 2, NULL, "/w", 1000, &found, &d, &id, err, sizeof err), ZSP_OK);
+	CU_ASSERT(!found);
 	CU_ASSERT_EQUAL(ask(s, "copy_path", "/w/out/x", NULL, "/w", &id), ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(id, out);
 
 	/* one once grant covering both paths answers once */
 	int64_t tree = add(s, ZSP_GRANT_ONCE, NULL, NULL, "move_path", ZSP_MATCH_PATH, "/w", ZSP_ANSWER_ALLOW);
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &found, &d, &id, err, sizeof err), ZSP_OK);
+	CU_ASSERT(found);
 	CU_ASSERT_EQUAL(d, ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(id, tree);
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &found, &d, &id, err, sizeof err), ZSP_OK);
+	CU_ASSERT(!found);
 
 	/* a deny on the destination answers deny, and the source's once allow is not consumed */
 	src = add(s, ZSP_GRANT_ONCE, NULL, NULL, "move_path", ZSP_MATCH_PATH, "/w/src", ZSP_ANSWER_ALLOW);
 	int64_t no = add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "move_path", ZSP_MATCH_PATH, "/w/out", ZSP_ANSWER_DENY);
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &d, &id, err, sizeof err), 1);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 2, NULL, NULL, 1000, &found, &d, &id, err, sizeof err), ZSP_OK);
+	CU_ASSERT(found);
 	CU_ASSERT_EQUAL(d, ZSP_ANSWER_DENY);
 	CU_ASSERT_EQUAL(id, no);
 	CU_ASSERT_EQUAL(ask(s, "move_path", "/w/src/a.c", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
 	CU_ASSERT_EQUAL(id, src);
 
 	/* no argument, or too many: an error, never an answer */
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 0, NULL, NULL, 1000, &d, &id, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", both, 0, NULL, NULL, 1000, &found, &d, &id, err, sizeof err), ZSP_EUSAGE);
+	CU_ASSERT(!found);
 	const char *many[ZSP_LOOKUP_MAX_ARGS + 1] = { 0 };
-	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", many, ZSP_LOOKUP_MAX_ARGS + 1, NULL, NULL, 1000, &d,
-					     &id, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_lookup_all(s, "move_path", many, ZSP_LOOKUP_MAX_ARGS + 1, NULL, NULL, 1000, &found, &d, &id, err, sizeof err), ZSP_EUSAGE);
+	CU_ASSERT(!found);
 	zsp_store_close(s);
 }
 
@@ -298,33 +318,36 @@ static void test_expiry_list_end_thread(void)
 	zsp_grant g = { .scope = ZSP_GRANT_GLOBAL, .tool = "read", .match = ZSP_MATCH_PATH,
 			.pattern = "/x/y/", .decision = ZSP_ANSWER_ALLOW, .expires = 1500 };
 	int64_t e;
-	CU_ASSERT_EQUAL(zsp_store_add(s, &g, &e, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_add(s, &g, &e, err, sizeof err), ZSP_OK);
 	add(s, ZSP_GRANT_THREAD, "T9", NULL, "read", ZSP_MATCH_EXACT, "a", ZSP_ANSWER_ALLOW);
 	add(s, ZSP_GRANT_ONCE, "T9", NULL, "read", ZSP_MATCH_EXACT, "b", ZSP_ANSWER_ALLOW);
 	add(s, ZSP_GRANT_ONCE, NULL, NULL, "read", ZSP_MATCH_EXACT, "c", ZSP_ANSWER_ALLOW);
 	int d;
-	CU_ASSERT_EQUAL(zsp_store_lookup(s, "read", "/x/y/z", NULL, NULL, 1499, &d, NULL, err, sizeof err), 1);
-	CU_ASSERT_EQUAL(zsp_store_lookup(s, "read", "/x/y/z", NULL, NULL, 1500, &d, NULL, err, sizeof err), 0);
+	bool found;
+	CU_ASSERT_EQUAL(zsp_store_lookup(s, "read", "/x/y/z", NULL, NULL, 1499, &found, &d, NULL, err, sizeof err), ZSP_OK);
+	CU_ASSERT(found);
+	CU_ASSERT_EQUAL(zsp_store_lookup(s, "read", "/x/y/z", NULL, NULL, 1500, &found, &d, NULL, err, sizeof err), ZSP_OK);
+	CU_ASSERT(!found);
 	struct collect c = { 0 };
-	CU_ASSERT_EQUAL(zsp_store_list(s, collect_grant, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_list(s, collect_grant, &c, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(c.n, 4);
 	CU_ASSERT_EQUAL(c.ids[0], e);
 	CU_ASSERT(c.ids[0] < c.ids[1] && c.ids[1] < c.ids[2] && c.ids[2] < c.ids[3]);
 	int stops = 0;
-	CU_ASSERT_EQUAL(zsp_store_list(s, stop_at_first, &stops, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_list(s, stop_at_first, &stops, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(stops, 1);
 	int removed = -1;
-	CU_ASSERT_EQUAL(zsp_store_gc(s, 1499, &removed, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_gc(s, 1499, &removed, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(removed, 0);
-	CU_ASSERT_EQUAL(zsp_store_gc(s, 1500, &removed, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_gc(s, 1500, &removed, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(removed, 1);
-	CU_ASSERT_EQUAL(zsp_store_end_thread(s, "T9", &removed, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_end_thread(s, "T9", &removed, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(removed, 2);
 	c.n = 0;
-	CU_ASSERT_EQUAL(zsp_store_list(s, collect_grant, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_list(s, collect_grant, &c, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(c.n, 1);
 	CU_ASSERT_STRING_EQUAL(c.last_pattern, "c");
-	CU_ASSERT_EQUAL(zsp_store_end_thread(s, "", &removed, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_end_thread(s, "", &removed, err, sizeof err), ZSP_EUSAGE);
 	zsp_store_close(s);
 }
 
@@ -334,8 +357,8 @@ static void test_once_persisted(void)
 	fresh(state, run);
 	zsp_store_where w = { .state_dir = state, .runtime_dir = run };
 	zsp_store *a = NULL, *b = NULL;
-	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &a, err, sizeof err), 0);
-	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &b, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &a, err, sizeof err), ZSP_OK);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &b, err, sizeof err), ZSP_OK);
 	int64_t o = add(a, ZSP_GRANT_ONCE, NULL, NULL, "terminal", ZSP_MATCH_EXACT, "ls", ZSP_ANSWER_ALLOW);
 	int64_t id;
 	CU_ASSERT_EQUAL(ask(b, "terminal", "ls", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
@@ -375,21 +398,21 @@ static void test_audit(void)
 	zsp_audit_record r = { .time = 100, .request = "terminal \"cargo test\"",
 			       .decision = ZSP_ANSWER_ALLOW, .reason = "grant", .rule = "grant 3",
 			       .policy = "p", .policy_hash = "ab12" };
-	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), ZSP_OK);
 	r.time = 200;
 	r.request = "read \"/etc\"";
 	r.rule = NULL;
-	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), ZSP_OK);
 	struct audit_collect c = { 0 };
-	CU_ASSERT_EQUAL(zsp_store_audit_list(s, 0, collect_audit, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_audit_list(s, 0, collect_audit, &c, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(c.n, 2);
 	CU_ASSERT_STRING_EQUAL(c.rule, "(null)");
 	c.n = 0;
-	CU_ASSERT_EQUAL(zsp_store_audit_list(s, 150, collect_audit, &c, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(zsp_store_audit_list(s, 150, collect_audit, &c, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(c.n, 1);
 	CU_ASSERT_STRING_EQUAL(c.request, "read \"/etc\"");
 	r.request = NULL;
-	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), ZSP_EUSAGE);
 	zsp_store_close(s);
 }
 
@@ -400,11 +423,11 @@ static void test_no_runtime_dir(void)
 	strcat(run, "/missing/zsp");
 	zsp_store_where w = { .state_dir = state, .runtime_dir = run };
 	zsp_store *s = NULL;
-	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_OK);
 	CU_ASSERT_PTR_NULL(zsp_store_threads_path(s));
 	err[0] = '\0';
 	zsp_grant g = { .scope = ZSP_GRANT_THREAD, .thread = "T", .tool = "t", .pattern = "x" };
-	CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), ZSP_EIO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no runtime directory"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "never on disk"));
 	/* the rest works, thread or not */
@@ -419,10 +442,10 @@ static void test_no_runtime_dir(void)
 		mkdir(run, 0700);
 		strcat(run, "/zsp");
 		w.runtime_dir = run;
-		CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+		CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_OK);
 		CU_ASSERT_PTR_NULL(zsp_store_threads_path(s));
 		err[0] = '\0';
-		CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), -1);
+		CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), ZSP_EIO);
 		CU_ASSERT_PTR_NOT_NULL(strstr(err, "diskrun is not on a tmpfs"));
 		struct stat st;
 		CU_ASSERT_NOT_EQUAL(stat(run, &st), 0);   /* nothing was created there */
@@ -434,8 +457,8 @@ static void test_no_runtime_dir(void)
 	char *saved = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
 	unsetenv("XDG_RUNTIME_DIR");
 	w.runtime_dir = NULL;
-	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
-	CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), -1);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), ZSP_EIO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "XDG_RUNTIME_DIR"));
 	zsp_store_close(s);
 	if (saved) {
@@ -454,7 +477,7 @@ static void test_defaults_from_env(void)
 	run[strlen(run) - 4] = '\0';
 	setenv("XDG_RUNTIME_DIR", run, 1);
 	zsp_store *s = NULL;
-	CU_ASSERT_EQUAL_FATAL(zsp_store_open(NULL, &s, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(NULL, &s, err, sizeof err), ZSP_OK);
 	char want[600];
 	snprintf(want, sizeof want, "%s/zsp/grants.db", state);
 	CU_ASSERT_STRING_EQUAL(zsp_store_grants_path(s), want);
@@ -487,7 +510,7 @@ static void test_migration(void)
 	chmod(path, 0600);
 	zsp_store_where w = { .state_dir = state, .threads_in_memory = true };
 	zsp_store *s = NULL;
-	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_OK);
 	CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "t", ZSP_MATCH_EXACT, "x", ZSP_ANSWER_ALLOW) > 0);
 	zsp_store_close(s);
 	CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &db), SQLITE_OK);
@@ -503,7 +526,7 @@ static void test_migration(void)
 	/* a newer schema is refused */
 	CU_ASSERT_EQUAL(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
-	CU_ASSERT_EQUAL(zsp_store_open(&w, &s, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_EIO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "newer zsp"));
 	CU_ASSERT_PTR_NULL(s);
 }
@@ -515,14 +538,14 @@ static void refused(const char *what, void (*how)(const char *state, const char 
 	fresh(state, run);
 	zsp_store_where w = { .state_dir = state, .threads_in_memory = true };
 	zsp_store *s = NULL;
-	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_OK);
 	add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "t", ZSP_MATCH_EXACT, "x", ZSP_ANSWER_ALLOW);
 	zsp_store_close(s);
 	snprintf(path, sizeof path, "%s/grants.db", state);
 	how(state, path);
 	err[0] = '\0';
 	int rc = zsp_store_open(&w, &s, err, sizeof err);
-	if (rc != -1 || !strstr(err, want)) {
+	if (rc != ZSP_EIO || !strstr(err, want)) {
 		fprintf(stderr, "%s: rc %d, '%s' lacks '%s'\n", what, rc, err, want);
 		CU_FAIL(what);
 	}
