@@ -103,7 +103,9 @@ script=$(PATH=/usr/bin:/bin command -v script)
 
 # The setuid-root copy of the probe for the unprivileged pass: only root can make one.
 suid=
-if [ "$(id -u)" -eq 0 ]; then
+if [ "$(id -u)" -eq 0 ] && findmnt -no OPTIONS -T "$tmp" 2>/dev/null | grep -qw nosuid; then
+	echo "note: $tmp is on a nosuid mount: the setuid-root attacks are left out (set TMPDIR elsewhere to run them)" >&2
+elif [ "$(id -u)" -eq 0 ]; then
 	mkdir "$tmp/suid"
 	chmod 755 "$tmp/suid"
 	cp "$ZSP_PROBE" "$tmp/suid/zsp-probe"
