@@ -38,6 +38,11 @@ check "--emit ir writes JSON to stdout" 'head -c 1 "$tmp/out" | grep -q "{" && [
 expect 1 "policy errors" -- "$ZSPC" --check "$tmp/bad.zsp"
 check "errors go to stderr only" '[ ! -s "$tmp/out" ] && grep -q "bad.zsp:2:.*error" "$tmp/err"'
 check "error summary line" 'tail -n 1 "$tmp/err" | grep -qx "1 error generated."'
+# one diagnostics engine per run: the compiler's and the lowering's warnings, one summary line
+printf 'zsp 1;\npolicy "p" {\n  param UNUSED = "x";\n  fs { read "/"; }\n  net { mode proxy; allow "a.example:443"; }\n}\n' >"$tmp/two.zsp"
+expect 0 "--emit bwrap with warnings of both" -- "$ZSPC" --emit bwrap "$tmp/two.zsp"
+check "compile and lowering warnings share one summary" \
+	'grep -q "Wunused-param" "$tmp/err" && grep -q "Wunenforced" "$tmp/err" && [ "$(grep -c "generated\." "$tmp/err")" -eq 1 ] && tail -n 1 "$tmp/err" | grep -qx "2 warnings generated."'
 expect 1 "--emit with errors" -- "$ZSPC" --emit ir "$tmp/bad.zsp"
 check "no partial output on errors" '[ ! -s "$tmp/out" ]'
 
