@@ -67,7 +67,23 @@ typedef struct plan {
 	char **ph, **locks;
 	size_t nph, phcap, nlocks, lockcap;
 	bool failed;
+	bool oom;                   /* failed for want of memory (not yet reported) */
 } plan;
+
+static void nomem(plan *pl)
+{
+	pl->failed = true;
+	pl->oom = true;
+}
+
+/* The status of a failed plan: out of memory (reported here) or errors already reported. */
+static int plan_status(plan *pl)
+{
+	if (!pl->oom)
+		return ZSP_EPOLICY;
+	zsp_diag_error_noloc(pl->d, "out of memory");
+	return ZSP_EINTERNAL;
+}
 
 static void *grow(plan *pl, void *arr, size_t n, size_t *cap, size_t elem)
 {
@@ -88,7 +104,7 @@ static void arg(plan *pl, const char *s)
 	char **na = grow(pl, pl->argv, pl->argc, &pl->argcap, sizeof(char *));
 	char *dup = na ? zsp_arena_strdup(pl->a, s) : NULL;
 	if (!dup) {
-		pl->failed = true;
+		nomem(pl);
 		return;
 	}
 	pl->argv = na;
@@ -109,7 +125,7 @@ static void push_str(plan *pl, char ***arr, size_t *n, size_t *cap, const char *
 	char **na = grow(pl, *arr, *n, cap, sizeof(char *));
 	char *dup = na ? zsp_arena_strdup(pl->a, s) : NULL;
 	if (!dup) {
-		pl->failed = true;
+		nomem(pl);
 		return;
 	}
 	*arr = na;
@@ -283,7 +299,7 @@ static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *mi
 {
 	ent *ne = grow(pl, pl->ents, pl->n, &pl->cap, sizeof(ent));
 	if (!ne) {
-		pl->failed = true;
+		nomem(pl);
 		return;
 	}
 	pl->ents = ne;
@@ -394,7 +410,7 @@ static void pin_ancestors(plan *pl)
 			continue;
 		char *anc = zsp_arena_strdup(pl->a, pl->ents[i].path);
 		if (!anc) {
-			pl->failed = true;
+			nomem(pl);
 			return;
 		}
 		for (char *slash = strrchr(anc, '/'); slash && slash != anc; slash = strrchr(anc, '/')) {
@@ -424,7 +440,7 @@ static void follow_gitdir(plan *pl, const zsp_ir_fs_rule *r)
 		return;
 	const probe *pr = probe_path(pl, dotgit);
 	if (!pr) {
-		pl->failed = true;
+		nomem(pl);
 		return;
 	}
 	if (pr->err || !S_ISREG(pr->mode))
@@ -563,7 +579,7 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
 {
 	const char *lit = glob_literal_prefix(pl, r->path);
 	if (!lit) {
-		pl->failed = true;
+		nomem(pl);
 		return;
 	}
 	for (size_t i = 0; i < pl->p->nfs; i++) {
@@ -781,7 +797,7 @@ static void emit_env(plan *pl)
 		n++;
 	char **names = zsp_arena_calloc(pl->a, n + 1, sizeof(char *));
 	if (!names) {
-		pl->failed = true;
+		nomem(pl);
 		return;
 	}
 	size_t k = 0;
@@ -792,7 +808,7 @@ static void emit_env(plan *pl)
 			continue;
 		char *name = zsp_arena_strndup(pl->a, kv, (size_t)(eq - kv));
 		if (!name) {
-			pl->failed = true;
+			nomem(pl);
 			return;
 		}
 		bool pass = p->env_clear ? env_listed(p->env_keep, p->nenv_keep, name)
@@ -810,7 +826,7 @@ static void emit_env(plan *pl)
 		const char *eq = strchr(names[i], '=');
 		char *name = zsp_arena_strndup(pl->a, names[i], (size_t)(eq - names[i]));
 		if (!name) {
-			pl->failed = true;
+			nomem(pl);
 			return;
 		}
 		args(pl, "--setenv", name, eq + 1);
@@ -862,7 +878,7 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		pin_ancestors(&pl);
 	}
 	if (pl.failed)
-		return -1;
+		return plan_status(&pl);
 	if (pl.n)
 		qsort(pl.ents, pl.n, sizeof(ent), path_cmp);
 
@@ -925,14 +941,14 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	if (o->chdir)
 		args(&pl, "--chdir", o->chdir, NULL);
 	if (pl.failed)
-		return -1;
+		return plan_status(&pl);
 	out->argv = pl.argv;
 	out->argc = pl.argc;
 	out->placeholders = pl.ph;
 	out->nplaceholders = pl.nph;
 	out->locks = pl.locks;
 	out->nlocks = pl.nlocks;
-	return 0;
+	return ZSP_OK;
 }
 
 void zsp_bwrap_argv_text(const zsp_bwrap_plan *bp, bool nul, zsp_buf *out)
@@ -959,10 +975,10 @@ int zsp_bwrap_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *ou
 	zsp_linux_opts lo = { .chdir = in->chdir, .environ = in->environ, .seccomp = true, .proc = true };
 	zsp_bwrap_plan bp;
 	zsp_linux_check(in->p, d);
-	int rc = ZSP_OK;
-	if (zsp_bwrap_plan_build(in->p, &lo, a, d, &bp) != 0 || d->errors)
+	int rc = zsp_bwrap_plan_build(in->p, &lo, a, d, &bp);
+	if (rc == ZSP_OK && d->errors)
 		rc = ZSP_EPOLICY;
-	else
+	if (rc == ZSP_OK)
 		zsp_bwrap_argv_text(&bp, in->nul, out);
 	zsp_arena_free(a);
 	if (rc == ZSP_OK && out->oom) {

@@ -43,17 +43,21 @@ typedef struct zsp_bwrap_plan {
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file
  * system as it is now (symlinks resolved), existing objects are bound, missing ones masked only
- * where the sandbox could create them. Warnings (ZSP_W_UNENFORCED) and errors go to d; returns
- * 0, or -1 after an error was reported. Everything is allocated in a. */
+ * where the sandbox could create them. Warnings (ZSP_W_UNENFORCED) and errors go to d. Returns
+ * an enum zsp_status: ZSP_OK; ZSP_EPOLICY after errors were reported; ZSP_EINTERNAL on
+ * out-of-memory (also reported). Everything is allocated in a. */
 int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_arena *a, zsp_diag *d,
 			 zsp_bwrap_plan *out);
 
 /* The filter as a raw BPF program (what bwrap --seccomp reads) or as libseccomp's pseudo-code.
- * *out is malloc'd. Returns 0, or -1 after an error was reported on d. */
+ * *out is malloc'd. Returns an enum zsp_status, the reason reported on d: ZSP_OK; ZSP_EPOLICY
+ * when a rule of the policy cannot be added; ZSP_EINTERNAL on out-of-memory or when libseccomp
+ * refuses a built-in rule; ZSP_EIO when the filter cannot be exported (memfd). */
 int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out, size_t *len);
 
-/* Number of BPF instructions of the filter, or -1. */
-long zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d);
+/* The number of BPF instructions of the filter, in *count. Returns zsp_seccomp_export's status
+ * (*count is set only on ZSP_OK). */
+int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count);
 
 /* The plan's options as text: one shell-quoted argument per line (what a reader runs), or
  * NUL-separated (bwrap --args FD). Appended to out. */

@@ -1004,7 +1004,7 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 	ctx c = { .p = p, .source = source, .d = d, .a = zsp_arena_new() };
 	if (!c.a) {
 		zsp_diag_error_noloc(d, "out of memory");
-		return -1;
+		return ZSP_EINTERNAL;
 	}
 	unsigned errors = d->errors;
 	collect(&c);
@@ -1019,8 +1019,10 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 	emit_restrictions(&c);
 	emit_network(&c);
 	check_process(&c);
+	int rc = ZSP_EPOLICY;
 	if (c.oom || c.out.oom) {
 		zsp_diag_error_noloc(d, "out of memory");
+		rc = ZSP_EINTERNAL;
 	} else if (d->errors == errors) {
 		out->text = c.out.data;
 		out->len = c.out.len;
@@ -1028,13 +1030,13 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 		out->nparams = c.nparams;
 		free(c.unlinked);
 		zsp_arena_free(c.a);
-		return 0;
+		return ZSP_OK;
 	}
 	zsp_buf_free(&c.out);
 	free(c.params);
 	free(c.unlinked);
 	zsp_arena_free(c.a);
-	return -1;
+	return rc;
 }
 
 void zsp_sbpl_profile_free(zsp_sbpl_profile *prof)
@@ -1051,9 +1053,10 @@ void zsp_sbpl_profile_free(zsp_sbpl_profile *prof)
 int zsp_sbpl_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *out)
 {
 	zsp_sbpl_profile prof;
-	if (zsp_sbpl_emit(in->p, in->source, d, &prof) != 0)
-		return ZSP_EPOLICY;
-	int rc = d->errors ? ZSP_EPOLICY : ZSP_OK;
+	int rc = zsp_sbpl_emit(in->p, in->source, d, &prof);
+	if (rc != ZSP_OK)
+		return rc;
+	rc = d->errors ? ZSP_EPOLICY : ZSP_OK;
 	if (rc == ZSP_OK)
 		zsp_buf_add(out, prof.text, prof.len);
 	zsp_sbpl_profile_free(&prof);
@@ -1076,8 +1079,9 @@ int zsp_sandbox_exec_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_
 {
 	const zsp_ir_policy *p = in->p;
 	zsp_sbpl_profile prof;
-	if (zsp_sbpl_emit(p, in->source, d, &prof) != 0)
-		return ZSP_EPOLICY;
+	int rc = zsp_sbpl_emit(p, in->source, d, &prof);
+	if (rc != ZSP_OK)
+		return rc;
 	add_arg(out, SANDBOX_EXEC);
 	add_arg(out, "-p");
 	add_arg(out, prof.text);

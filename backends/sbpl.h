@@ -18,8 +18,8 @@ typedef struct zsp_sbpl_profile {
 } zsp_sbpl_profile;
 
 /* Lowers p. source names the policy file in the header. Warnings (ZSP_W_UNENFORCED) and errors
- * go to d. Returns 0, or -1 after an error was reported (or on out-of-memory, also reported);
- * on -1 *out holds nothing to free. */
+ * go to d. Returns an enum zsp_status: ZSP_OK; ZSP_EPOLICY after an error was reported;
+ * ZSP_EINTERNAL on out-of-memory (also reported). Unless ZSP_OK, *out holds nothing to free. */
 int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_sbpl_profile *out);
 void zsp_sbpl_profile_free(zsp_sbpl_profile *prof);
 

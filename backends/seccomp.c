@@ -56,7 +56,7 @@ typedef struct fb {
 	scmp_filter_ctx ctx;
 	const zsp_ir_policy *p;
 	zsp_diag *d;
-	int rc;
+	int rc;                     /* enum zsp_status of the first rule that failed */
 } fb;
 
 /* A built-in rule, unless the policy says something about this call itself (its own deny or an
@@ -71,7 +71,7 @@ static void builtin(fb *f, uint32_t action, const char *name, unsigned n, const 
 	int rc = seccomp_rule_add_array(f->ctx, action, nr, n, cmp);
 	if (rc < 0) {
 		zsp_diag_error_noloc(f->d, "seccomp: cannot add the rule for %s: %s", name, strerror(-rc));
-		f->rc = -1;
+		f->rc = ZSP_EINTERNAL;
 	}
 }
 
@@ -86,9 +86,11 @@ static void builtin2(fb *f, uint32_t action, const char *name, struct scmp_arg_c
 	builtin(f, action, name, 2, c);
 }
 
-static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d)
+/* The filter, or NULL with the reason reported on d and its enum zsp_status in *status. */
+static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d, int *status)
 {
-	fb f = { seccomp_init(SCMP_ACT_ALLOW), p, d, 0 };
+	fb f = { seccomp_init(SCMP_ACT_ALLOW), p, d, ZSP_OK };
+	*status = ZSP_EINTERNAL;
 	if (!f.ctx) {
 		zsp_diag_error_noloc(d, "seccomp: cannot create a filter (out of memory)");
 		return NULL;
@@ -112,7 +114,7 @@ static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d)
 		int rc = seccomp_rule_add(f.ctx, act, s->nr, 0);
 		if (rc < 0) {
 			zsp_diag_error(d, s->loc, "seccomp: cannot add the rule for %s: %s", s->name, strerror(-rc));
-			f.rc = -1;
+			f.rc = ZSP_EPOLICY;
 		}
 	}
 	for (size_t i = 0; i < zsp_hardening_count; i++)
@@ -144,8 +146,10 @@ static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d)
 	}
 	if (f.rc) {
 		seccomp_release(f.ctx);
+		*status = f.rc;
 		return NULL;
 	}
+	*status = ZSP_OK;
 	return f.ctx;
 }
 
@@ -158,7 +162,9 @@ static int export_to(scmp_filter_ctx ctx, bool pfc, char **out, size_t *len)
 	int rc = pfc ? seccomp_export_pfc(ctx, fd) : seccomp_export_bpf(ctx, fd);
 	off_t size = rc == 0 ? lseek(fd, 0, SEEK_END) : -1;
 	char *buf = size >= 0 ? malloc((size_t)size + 1) : NULL;
-	if (rc == 0 && (!buf || pread(fd, buf, (size_t)size, 0) != size))
+	if (rc == 0 && !buf)
+		rc = size >= 0 ? -ENOMEM : -EIO;
+	else if (rc == 0 && pread(fd, buf, (size_t)size, 0) != size)
 		rc = -EIO;
 	close(fd);
 	if (rc != 0) {
@@ -173,26 +179,29 @@ static int export_to(scmp_filter_ctx ctx, bool pfc, char **out, size_t *len)
 
 int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out, size_t *len)
 {
-	scmp_filter_ctx ctx = build(p, d);
+	int status;
+	scmp_filter_ctx ctx = build(p, d, &status);
 	if (!ctx)
-		return -1;
+		return status;
 	int rc = export_to(ctx, pfc, out, len);
 	seccomp_release(ctx);
 	if (rc != 0) {
 		zsp_diag_error_noloc(d, "seccomp: cannot export the filter: %s", strerror(-rc));
-		return -1;
+		return rc == -ENOMEM ? ZSP_EINTERNAL : ZSP_EIO;
 	}
-	return 0;
+	return ZSP_OK;
 }
 
-long zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d)
+int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count)
 {
 	char *bpf;
 	size_t len;
-	if (zsp_seccomp_export(p, false, d, &bpf, &len) != 0)
-		return -1;
+	int rc = zsp_seccomp_export(p, false, d, &bpf, &len);
+	if (rc != ZSP_OK)
+		return rc;
 	free(bpf);
-	return (long)(len / 8); /* struct sock_filter is 8 bytes */
+	*count = len / 8; /* struct sock_filter is 8 bytes */
+	return ZSP_OK;
 }
 
 void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
@@ -224,8 +233,13 @@ static int export_row(const zsp_backend_input *in, bool pfc, zsp_diag *d, zsp_bu
 	char *text;
 	size_t len;
 	zsp_linux_check(in->p, d);
-	if (zsp_seccomp_export(in->p, pfc, d, &text, &len) != 0 || d->errors)
+	int rc = zsp_seccomp_export(in->p, pfc, d, &text, &len);
+	if (rc != ZSP_OK)
+		return rc;
+	if (d->errors) {
+		free(text);
 		return ZSP_EPOLICY;
+	}
 	zsp_buf_add(out, text, len);
 	free(text);
 	if (out->oom) {

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "backends/wsl.h"
+#include "compiler/zsp.h"
 #include "lang/buf.h"
 
 static void sb_repeat(zsp_buf *b, char c, size_t n)
@@ -17,6 +18,7 @@ static void sb_repeat(zsp_buf *b, char c, size_t n)
 		zsp_buf_putc(b, c);
 }
 
+/* A path refused: the reason into why; ZSP_EUSAGE. */
 __attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whylen, const char *fmt, ...)
 {
 	if (whylen) {
@@ -25,7 +27,14 @@ __attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whylen, 
 		vsnprintf(why, whylen, fmt, ap);
 		va_end(ap);
 	}
-	return -1;
+	return ZSP_EUSAGE;
+}
+
+static int nomem(char *why, size_t whylen)
+{
+	if (whylen)
+		snprintf(why, whylen, "out of memory");
+	return ZSP_EINTERNAL;
 }
 
 static bool is_sep(char c)
@@ -126,7 +135,7 @@ static int append_components(zsp_buf *b, size_t root, const char *rest, bool ver
 		zsp_buf_add(b, "/", 1);
 		zsp_buf_add(b, c, n);
 	}
-	return 0;
+	return ZSP_OK;
 }
 
 static int unc_path(zsp_buf *b, const char *s, bool verbatim, const char *distribution, char *why,
@@ -167,7 +176,7 @@ int zsp_wsl_path(const char *path, const char *distribution, char **out, char *w
 		return fail(why, whylen, "the path is empty");
 	if (path[0] == '/') {
 		*out = strdup(path);
-		return *out ? 0 : fail(why, whylen, "out of memory");
+		return *out ? ZSP_OK : nomem(why, whylen);
 	}
 	zsp_buf b = { 0 };
 	int rc;
@@ -194,16 +203,16 @@ int zsp_wsl_path(const char *path, const char *distribution, char **out, char *w
 	} else {
 		rc = fail(why, whylen, "a relative path: give an absolute one");
 	}
-	if (rc == 0 && b.len == 0)
+	if (rc == ZSP_OK && b.len == 0)
 		zsp_buf_add(&b, "/", 1);
-	if (rc == 0 && b.oom)
-		rc = fail(why, whylen, "out of memory");
-	if (rc != 0) {
+	if (rc == ZSP_OK && b.oom)
+		rc = nomem(why, whylen);
+	if (rc != ZSP_OK) {
 		zsp_buf_free(&b);
-		return -1;
+		return rc;
 	}
 	*out = zsp_buf_take(&b, NULL);
-	return 0;
+	return ZSP_OK;
 }
 
 static void quote_into(zsp_buf *b, const char *arg)
@@ -240,22 +249,34 @@ char *zsp_wsl_quote(const char *arg)
 	return zsp_buf_take(&b, NULL);
 }
 
-/* Translates *path in place (into the arena); what names it goes into the error. */
+/* Translates *path in place (into the arena); what names it goes into the error. Returns
+ * ZSP_OK, ZSP_EPOLICY (the path cannot be translated) or ZSP_EINTERNAL; each reported on d. */
 static int translate(const char **path, const char *what, const char *distribution, zsp_arena *a,
 		     zsp_diag *d)
 {
 	char why[512], *linux_path;
-	if (zsp_wsl_path(*path, distribution, &linux_path, why, sizeof(why)) != 0) {
+	int rc = zsp_wsl_path(*path, distribution, &linux_path, why, sizeof(why));
+	if (rc == ZSP_EINTERNAL) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return rc;
+	}
+	if (rc != ZSP_OK) {
 		zsp_diag_error_noloc(d, "cannot translate %s `%s` to a Linux path: %s", what, *path ? *path : "", why);
-		return -1;
+		return ZSP_EPOLICY;
 	}
 	*path = zsp_arena_strdup(a, linux_path);
 	free(linux_path);
 	if (!*path) {
 		zsp_diag_error_noloc(d, "out of memory");
-		return -1;
+		return ZSP_EINTERNAL;
 	}
-	return 0;
+	return ZSP_OK;
+}
+
+/* The worse of two statuses of zsp_wsl_translate: out of memory over a refused path. */
+static int worse(int rc, int other)
+{
+	return rc == ZSP_EINTERNAL || other == ZSP_OK ? rc : other;
 }
 
 /* The distribution the first `\\wsl$` path names, for an invocation without --distribution. */
@@ -294,29 +315,33 @@ int zsp_wsl_translate(zsp_wsl_invocation *inv, zsp_arena *a, zsp_diag *d)
 	const char **includes = copy_array(a, inv->includes, inv->nincludes);
 	if (!values || !includes) {
 		zsp_diag_error_noloc(d, "out of memory");
-		return -1;
+		return ZSP_EINTERNAL;
 	}
 	inv->define_values = values;
 	inv->includes = includes;
 	const char *dist = inv->distribution;
-	translate(&inv->policy_file, "the policy file", dist, a, d);
+	int rc = translate(&inv->policy_file, "the policy file", dist, a, d);
 	for (size_t i = 0; i < inv->nincludes; i++)
-		translate(&includes[i], "the include directory", dist, a, d);
+		rc = worse(rc, translate(&includes[i], "the include directory", dist, a, d));
 	const char *workspace = NULL;
 	for (size_t i = 0; i < inv->ndefines; i++) {
 		if (zsp_wsl_is_windows_path(values[i])) {
 			char *what = zsp_arena_printf(a, "-D %s", inv->define_names[i]);
-			if (translate(&values[i], what ? what : "a -D value", dist, a, d) != 0)
+			int trc = translate(&values[i], what ? what : "a -D value", dist, a, d);
+			rc = worse(rc, trc);
+			if (trc != ZSP_OK)
 				continue;
 		}
 		if (strcmp(inv->define_names[i], "WORKSPACE") == 0)
 			workspace = values[i];
 	}
 	if (inv->cd && strcmp(inv->cd, "~") != 0)
-		translate(&inv->cd, "--cd", dist, a, d);
+		rc = worse(rc, translate(&inv->cd, "--cd", dist, a, d));
 	else if (!inv->cd && workspace && workspace[0] == '/')
 		inv->cd = workspace;
-	return d->errors > errors ? -1 : 0;
+	if (rc == ZSP_OK && d->errors > errors)
+		rc = ZSP_EPOLICY;
+	return rc;
 }
 
 static void arg(zsp_buf *b, const char *s)

@@ -20,7 +20,9 @@
  * (refused in `\\?\` paths, which Windows takes literally). Refused: other UNC and device
  * paths, drive-relative (`C:x`), rooted (`\x`) and relative paths, names ending with a dot or a
  * space (Windows strips those, Linux does not), `:` in a name (a stream).
- * Returns 0 and a malloc'd *out, or -1 with the reason in why (NUL-terminated, cut to whylen). */
+ * Returns an enum zsp_status: ZSP_OK and a malloc'd *out; else *out is NULL and the reason is in
+ * why (NUL-terminated, cut to whylen): ZSP_EUSAGE for a path that cannot be translated,
+ * ZSP_EINTERNAL on out-of-memory. */
 int zsp_wsl_path(const char *path, const char *distribution, char **out, char *why, size_t whylen);
 
 /* A -D value taken for a Windows path, to be translated: a drive letter and `:`, or a leading
@@ -60,7 +62,9 @@ typedef struct zsp_wsl_invocation {
  * (zsp_wsl_is_windows_path) to Linux. A `\\wsl$` path names the distribution: without
  * --distribution, the first one named becomes it, and every path must then be in that one.
  * Without --cd, a -D WORKSPACE (the last one) gives it: the command starts in its workspace.
- * Reports each path that cannot be translated on d, naming it; returns 0, or -1 after errors. */
+ * Reports each path that cannot be translated on d, naming it. Returns an enum zsp_status:
+ * ZSP_OK; ZSP_EPOLICY after errors were reported (the policy cannot be lowered for this
+ * invocation); ZSP_EINTERNAL on out-of-memory (also reported). */
 int zsp_wsl_translate(zsp_wsl_invocation *inv, zsp_arena *a, zsp_diag *d);
 
 /* `wsl.exe [--distribution D] [--user U] [--cd DIR] --exec /usr/bin/zsp-run [--policy NAME]

@@ -40,11 +40,15 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 	l->bwrap = zsp_bwrap_path();
 	zsp_linux_opts o = { .chdir = cwd, .environ = env, .seccomp = true, .proc = proc };
 	zsp_linux_check(p, d);
-	if (zsp_bwrap_plan_build(p, &o, a, d, &l->plan) != 0 || d->errors)
-		return -1;
-	if (zsp_seccomp_export(p, false, d, &l->bpf, &l->bpflen) != 0 || d->errors)
-		return -1;
-	return 0;
+	int rc = zsp_bwrap_plan_build(p, &o, a, d, &l->plan);
+	if (rc != ZSP_OK)
+		return rc;
+	if (d->errors)
+		return ZSP_EPOLICY;
+	rc = zsp_seccomp_export(p, false, d, &l->bpf, &l->bpflen);
+	if (rc != ZSP_OK)
+		return rc;
+	return d->errors ? ZSP_EPOLICY : ZSP_OK;
 }
 
 void zsp_launch_release(zsp_launch *l)
@@ -105,7 +109,7 @@ static const int limit_resource[ZSP_LIMIT_COUNT] = {
 };
 
 /* In the child, right before bwrap: an RLIMIT_NPROC set here counts the processes of the new
- * user namespace bwrap creates, not every process of the user. */
+ * user namespace bwrap creates, not every process of the user. ZSP_OK, or ZSP_EIO (errno set). */
 static int apply_limits(const zsp_ir_policy *p)
 {
 	for (int k = 0; k < ZSP_LIMIT_COUNT; k++) {
@@ -114,7 +118,7 @@ static int apply_limits(const zsp_ir_policy *p)
 			continue;
 		struct rlimit rl;
 		if (getrlimit(limit_resource[k], &rl) != 0)
-			return -1;
+			return ZSP_EIO;
 		rlim_t v = lim->unlimited ? RLIM_INFINITY : (rlim_t)lim->value;
 		/* never raise a hard limit (that needs privilege): a lower one stands */
 		if (rl.rlim_max != RLIM_INFINITY && (v == RLIM_INFINITY || v > rl.rlim_max))
@@ -122,21 +126,22 @@ static int apply_limits(const zsp_ir_policy *p)
 		rl.rlim_cur = v;
 		rl.rlim_max = v;
 		if (setrlimit(limit_resource[k], &rl) != 0)
-			return -1;
+			return ZSP_EIO;
 	}
-	return 0;
+	return ZSP_OK;
 }
 
 /* RLIMIT_NPROC never applies to the machine's real root, and bwrap keeps a root caller uid 0:
  * for root, `limit nproc` is a pids cgroup of its own (cgroup v1's pids hierarchy, or a cgroup2
- * whose pids controller is enabled for children). No such cgroup: the run is refused. */
+ * whose pids controller is enabled for children). No such cgroup: the run is refused, ZSP_EIO
+ * with the reason in *why. */
 static int nproc_cgroup(const zsp_ir_policy *p, char *dir, size_t size, const char **why)
 {
 	static char msg[512];
 	dir[0] = 0;
 	const zsp_ir_limit *lim = &p->limits[ZSP_LIMIT_NPROC];
 	if (!lim->set || lim->unlimited || geteuid() != 0)
-		return 0;
+		return ZSP_OK;
 	const char *bases[] = { "/sys/fs/cgroup/pids", "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		char probe[256];
@@ -165,7 +170,7 @@ static int nproc_cgroup(const zsp_ir_policy *p, char *dir, size_t size, const ch
 		if (f && fclose(f) != 0)
 			ok = false;
 		if (ok)
-			return 0;
+			return ZSP_OK;
 		rmdir(dir);
 	}
 	dir[0] = 0;
@@ -173,7 +178,7 @@ static int nproc_cgroup(const zsp_ir_policy *p, char *dir, size_t size, const ch
 		 "apply to root and no pids cgroup could be created under /sys/fs/cgroup; run as a regular "
 		 "user, or give root a writable pids cgroup");
 	*why = msg;
-	return -1;
+	return ZSP_EIO;
 }
 
 static void remove_cgroup(const char *dir)
@@ -337,6 +342,7 @@ typedef struct held {
 	int *lockfds;
 } held;
 
+/* ZSP_OK; ZSP_EINTERNAL (out of memory) or ZSP_EIO with the reason in *why. */
 static int make_placeholders(const zsp_launch *l, held *h, const char **why)
 {
 	size_t n = l->plan.nplaceholders;
@@ -345,7 +351,7 @@ static int make_placeholders(const zsp_launch *l, held *h, const char **why)
 	h->lockfds = calloc(l->plan.nlocks + 1, sizeof(int));
 	if (!h->fds || !h->created || !h->lockfds) {
 		*why = "out of memory";
-		return -1;
+		return ZSP_EINTERNAL;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *path = l->plan.placeholders[i];
@@ -356,7 +362,7 @@ static int make_placeholders(const zsp_launch *l, held *h, const char **why)
 			static char buf[4352];
 			snprintf(buf, sizeof(buf), "cannot create the mount point %s: %s", path, strerror(errno));
 			*why = buf;
-			return -1;
+			return ZSP_EIO;
 		}
 		h->fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (h->fds[i] >= 0)
@@ -367,7 +373,7 @@ static int make_placeholders(const zsp_launch *l, held *h, const char **why)
 		if (h->lockfds[i] >= 0)
 			flock(h->lockfds[i], LOCK_SH);
 	}
-	return 0;
+	return ZSP_OK;
 }
 
 static void remove_placeholders(const zsp_launch *l, held *h)

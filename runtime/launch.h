@@ -20,7 +20,9 @@ typedef struct zsp_launch {
 	bool quiet;                /* no diagnosis on stderr when the sandbox fails to start */
 } zsp_launch;
 
-/* Lowers p for a run in cwd with the environment env. Diagnostics go to d. 0, or -1. */
+/* Lowers p for a run in cwd with the environment env. Diagnostics go to d. Returns an enum
+ * zsp_status: ZSP_OK; ZSP_EPOLICY after errors were reported on d; otherwise the status of
+ * zsp_bwrap_plan_build or zsp_seccomp_export (ZSP_EINTERNAL, ZSP_EIO; also reported). */
 int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d, const char *cwd,
 		       char *const *env, bool proc);
 void zsp_launch_release(zsp_launch *l);

@@ -384,7 +384,7 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 	if (!p || !a || zsp_session_new(set, test->policy, b.workspace, b.home, &s) != ZSP_OK)
 		goto out_a;
 	/* the probe is given absolute paths: "/" is a directory every sandbox has */
-	if (zsp_launch_prepare(&l, p, a, &d, "/", NULL, !o->no_proc) != 0) {
+	if (zsp_launch_prepare(&l, p, a, &d, "/", NULL, !o->no_proc) != ZSP_OK) {
 		fprintf(stderr, "zsp-run: --verify: cannot lower policy `%s` for Linux\n", p->name);
 		zsp_launch_release(&l);
 		rc = ZSP_RUN_ESETUP;

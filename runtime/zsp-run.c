@@ -416,8 +416,8 @@ static int run(struct run_opts *o, char *const *cmd)
 	if (!cwd) {
 		zsp_warn("cannot find the current directory");
 		rc = ZSP_RUN_ESETUP;
-	} else if (zsp_launch_prepare(&l, p, a, d, cwd, environ, !o->no_proc) != 0) {
-		rc = d->errors ? ZSP_EPOLICY : ZSP_RUN_ESETUP;
+	} else if ((rc = zsp_launch_prepare(&l, p, a, d, cwd, environ, !o->no_proc)) != ZSP_OK) {
+		rc = rc == ZSP_EPOLICY ? ZSP_EPOLICY : ZSP_RUN_ESETUP;
 		zsp_launch_release(&l);
 		cwd = (free(cwd), NULL);
 	}

@@ -58,11 +58,9 @@ int zspc_emit_wsl(const struct zspc_opts *o, const struct zsp_backend *b, const 
 	local.cc.define_values = inv.define_values;
 	local.cc.includes = inv.includes;
 	zsp_compiler *c = zspc_compiler(&local, NULL);
-	int rc = ZSP_OK;
 	zsp_policy_set *set = NULL;
-	if (zsp_wsl_translate(&inv, a, zsp_compiler_diag(c)) != 0) {
-		rc = ZSP_EPOLICY;
-	} else {
+	int rc = zsp_wsl_translate(&inv, a, zsp_compiler_diag(c));
+	if (rc == ZSP_OK) {
 		local.cc.define_values = inv.define_values;
 		local.cc.includes = inv.includes;
 		zsp_compiler_free(c);

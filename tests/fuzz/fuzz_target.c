@@ -39,13 +39,13 @@ static void lower(const zsp_policy_set *set)
 		zsp_linux_check(p, &d);
 		if (!a)
 			abort();
-		if (zsp_bwrap_plan_build(p, &o, a, &d, &plan) == 0)
+		if (zsp_bwrap_plan_build(p, &o, a, &d, &plan) == ZSP_OK)
 			for (size_t k = 0; k < plan.argc; k++)
 				if (!plan.argv[k])
 					abort();
 		zsp_arena_free(a);
 		zsp_sbpl_profile prof;
-		if (zsp_sbpl_emit(p, "fuzz.zsp", &d, &prof) == 0) {
+		if (zsp_sbpl_emit(p, "fuzz.zsp", &d, &prof) == ZSP_OK) {
 			if (!prof.text || strlen(prof.text) != prof.len)
 				abort();
 			zsp_sbpl_profile_free(&prof);
@@ -53,7 +53,7 @@ static void lower(const zsp_policy_set *set)
 		for (int pfc = 0; pfc < 2; pfc++) {
 			char *out = NULL;
 			size_t len = 0;
-			if (zsp_seccomp_export(p, pfc, &d, &out, &len) == 0 && (!out || (!pfc && len % 8)))
+			if (zsp_seccomp_export(p, pfc, &d, &out, &len) == ZSP_OK && (!out || (!pfc && len % 8)))
 				abort();
 			free(out);
 		}

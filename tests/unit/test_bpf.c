@@ -115,7 +115,7 @@ static filter compile(const char *text)
 	zsp_diag_init(&d, quiet, NULL);
 	char *buf;
 	size_t len;
-	CU_ASSERT_FATAL(zsp_seccomp_export(&ir->policies[0], false, &d, &buf, &len) == 0);
+	CU_ASSERT_FATAL(zsp_seccomp_export(&ir->policies[0], false, &d, &buf, &len) == ZSP_OK);
 	CU_ASSERT_FATAL(len % sizeof(struct sock_filter) == 0 && len > 0);
 	f.prog = (struct sock_filter *)buf;
 	f.n = len / sizeof(struct sock_filter);

@@ -91,8 +91,8 @@ static void test_path_table(void)
 		const struct path_case *c = &path_cases[i];
 		char why[512], *out = NULL;
 		int rc = zsp_wsl_path(c->in, c->distribution, &out, why, sizeof(why));
-		bool ok = c->expect ? rc == 0 && out && strcmp(out, c->expect) == 0
-				    : rc == -1 && !out && strstr(why, c->refusal) != NULL;
+		bool ok = c->expect ? rc == ZSP_OK && out && strcmp(out, c->expect) == 0
+				    : rc == ZSP_EUSAGE && !out && strstr(why, c->refusal) != NULL;
 		if (!ok)
 			fprintf(stderr, "\n  zsp_wsl_path(\"%s\", %s) = %d \"%s\" (%s); expected \"%s\"\n", c->in,
 				c->distribution ? c->distribution : "NULL", rc, out ? out : "", rc ? why : "",
@@ -105,9 +105,9 @@ static void test_path_table(void)
 static void test_path_why_truncated(void)
 {
 	char why[8], *out;
-	CU_ASSERT_EQUAL(zsp_wsl_path("\\\\server\\share", NULL, &out, why, sizeof(why)), -1);
+	CU_ASSERT_EQUAL(zsp_wsl_path("\\\\server\\share", NULL, &out, why, sizeof(why)), ZSP_EUSAGE);
 	CU_ASSERT_EQUAL(strlen(why), 7);
-	CU_ASSERT_EQUAL(zsp_wsl_path("foo", NULL, &out, NULL, 0), -1);
+	CU_ASSERT_EQUAL(zsp_wsl_path("foo", NULL, &out, NULL, 0), ZSP_EUSAGE);
 	CU_ASSERT_PTR_NULL(out);
 }
 
@@ -318,7 +318,7 @@ static char *build(zsp_wsl_invocation *inv, int *rc)
 	captured[0] = '\0';
 	zsp_diag_init(&d, capture, NULL);
 	*rc = zsp_wsl_translate(inv, a, &d);
-	char *line = *rc == 0 ? zsp_wsl_command_line(inv) : NULL;
+	char *line = *rc == ZSP_OK ? zsp_wsl_command_line(inv) : NULL;
 	zsp_arena_free(a);
 	return line;
 }
@@ -337,7 +337,7 @@ static void test_invocation(void)
 	};
 	int rc;
 	char *line = build(&inv, &rc);
-	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(rc, ZSP_OK);
 	CU_ASSERT_STRING_EQUAL(line,
 			       "wsl.exe --distribution Ubuntu --user me --cd \"/mnt/c/Users/me/My Project\" --exec "
 			       "/usr/bin/zsp-run --policy workspace --strict -Wno-shadowed -I \"/mnt/d/zsp lib\" -p "
@@ -356,7 +356,7 @@ static void test_invocation_distribution_from_path(void)
 				   .define_values = values, .ndefines = 1, .command = cmd, .ncommand = 1 };
 	int rc;
 	char *line = build(&inv, &rc);
-	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(rc, ZSP_OK);
 	CU_ASSERT_STRING_EQUAL(line, "wsl.exe --distribution ubuntu --cd /home/me/proj --exec /usr/bin/zsp-run -p "
 				     "/etc/zsp/w.zsp -D WORKSPACE=/home/me/proj -- cargo\n");
 	free(line);
@@ -365,7 +365,7 @@ static void test_invocation_distribution_from_path(void)
 	inv = (zsp_wsl_invocation){ .policy_file = "\\\\wsl.localhost\\Ubuntu\\w.zsp", .define_names = names,
 				    .define_values = values, .ndefines = 1, .command = cmd, .ncommand = 1 };
 	line = build(&inv, &rc);
-	CU_ASSERT_EQUAL(rc, -1);
+	CU_ASSERT_EQUAL(rc, ZSP_EPOLICY);
 	CU_ASSERT_PTR_NULL(line);
 	CU_ASSERT_PTR_NOT_NULL(strstr(captured, "-D WORKSPACE `\\\\wsl$\\Debian\\home\\me\\proj`"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(captured, "`Debian`, but the command runs in `Ubuntu`"));
@@ -406,7 +406,7 @@ static void test_invocation_errors(void)
 				   .ncommand = 1 };
 	int rc;
 	char *line = build(&inv, &rc);
-	CU_ASSERT_EQUAL(rc, -1);
+	CU_ASSERT_EQUAL(rc, ZSP_EPOLICY);
 	CU_ASSERT_PTR_NULL(line);
 	CU_ASSERT_PTR_NOT_NULL(strstr(captured, "--distribution needs a name"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(captured, "the policy file `policy.zsp`"));
