@@ -4,6 +4,7 @@
 
 #include "compiler/builtin.h"
 #include "compiler/regex.h"
+#include "compiler/zsp.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -684,7 +685,7 @@ static int check_here_scripts(bctx *c, const char *text)
 		zsp_sh_result r;
 		int rc;
 
-		if (!rest || zsp_sh_parse(c->a, rest, &r) < 0)
+		if (!rest || zsp_sh_parse(c->a, rest, &r) != ZSP_OK)
 			return -1;
 		if (r.ncmds == 0 || r.cmds[0].kind != ZSP_SH_COMMAND || r.cmds[0].argc == 0)
 			continue;
@@ -906,7 +907,7 @@ static int check_text(bctx *c, const char *text, const zsp_sh_result *sh)
 	int rc;
 
 	if (!sh) {
-		if (zsp_sh_parse(c->a, text, &own) < 0)
+		if (zsp_sh_parse(c->a, text, &own) != ZSP_OK)
 			return -1;
 		sh = &own;
 	}
@@ -922,17 +923,22 @@ static int check_text(bctx *c, const char *text, const zsp_sh_result *sh)
 	return rc ? rc : check_stdin_scripts(c, text, sh);
 }
 
-int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zsp_builtin_hit *hit)
+int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zsp_builtin_hit *hit,
+		      bool *matched)
 {
 	regex_cache rx = { { NULL, NULL } };
 	bctx c = { .a = a, .rx = &rx, .hit = hit, .what = raw };
 	int rc;
 
 	memset(hit, 0, sizeof *hit);
+	*matched = false;
 	if (!raw)
-		return 0;
-	rc = check_text(&c, raw, sh);
+		return ZSP_OK;
+	rc = check_text(&c, raw, sh); /* 1 a rule matches, 0 none does, -1 out of memory */
 	for (int k = 0; k < 2; k++)
 		pcre2_match_data_free(rx.md[k]);
-	return rc;
+	if (rc < 0)
+		return ZSP_EINTERNAL;
+	*matched = rc > 0;
+	return ZSP_OK;
 }

@@ -3,6 +3,8 @@
 #ifndef ZSP_BUILTIN_H
 #define ZSP_BUILTIN_H
 
+#include <stdbool.h>
+
 #include "lang/arena.h"
 #include "compiler/shell.h"
 
@@ -15,8 +17,10 @@ typedef struct zsp_builtin_hit {
 
 /* Checks the raw command and every command of its parse (sh: may be NULL when the caller has
  * none; raw is then parsed here). The raw text meets Zed's regexes with `rm` in command
- * position, or anywhere when it does not parse. Returns 1 with *hit filled when a built-in rule
- * matches, 0 when none does, -1 on out-of-memory. */
-int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zsp_builtin_hit *hit);
+ * position, or anywhere when it does not parse. Returns an enum zsp_status (zsp.h): ZSP_OK, with
+ * *matched true and *hit filled when a built-in rule matches, false when none does; or
+ * ZSP_EINTERNAL on out-of-memory (*matched false: callers fail closed). */
+int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zsp_builtin_hit *hit,
+		      bool *matched);
 
 #endif

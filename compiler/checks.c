@@ -190,9 +190,10 @@ static const char *unit_words(zsp_unit u)
 	}
 }
 
-int zsp_check_limit(zsp_cc *cc, const zsp_ast_stmt *st, zsp_ir_limit *out)
+int zsp_check_limit(zsp_cc *cc, const zsp_ast_stmt *st, zsp_ir_limit *out, int *which)
 {
 	int k = -1;
+	*which = -1;
 	const char *names[ZSP_LIMIT_COUNT];
 	for (int i = 0; i < ZSP_LIMIT_COUNT; i++) {
 		names[i] = limits[i].name;
@@ -206,27 +207,29 @@ int zsp_check_limit(zsp_cc *cc, const zsp_ast_stmt *st, zsp_ir_limit *out)
 			zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
 		else
 			zsp_diag_hint(cc->diag, "the limits are cpu, memory, fsize, stack, core, nofile and nproc");
-		return -1;
+		return ZSP_EPOLICY;
 	}
 	const zsp_ast_quantity *q = &st->qty;
 	out->loc = st->loc;
 	out->set = true;
 	if (q->unit == ZSP_UNIT_UNLIMITED) {
 		out->unlimited = true;
-		return k;
+		*which = k;
+		return ZSP_OK;
 	}
 	if (q->unit != limits[k].unit) {
 		zsp_diag_error(cc->diag, q->loc, "limit `%s` takes %s", limits[k].name,
 			       unit_words(limits[k].unit));
-		return -1;
+		return ZSP_EPOLICY;
 	}
 	if (q->overflow || q->value < limits[k].min || q->value > limits[k].max) {
 		zsp_diag_error(cc->diag, q->loc, "limit `%s` is out of range (%s)", limits[k].name,
 			       limits[k].range);
-		return -1;
+		return ZSP_EPOLICY;
 	}
 	out->value = q->value;
-	return k;
+	*which = k;
+	return ZSP_OK;
 }
 
 static void syscall_names(zsp_cc *cc)
@@ -247,22 +250,25 @@ static void syscall_names(zsp_cc *cc)
 	}
 }
 
-int zsp_check_syscall(zsp_cc *cc, const zsp_ast_str *s)
+int zsp_check_syscall(zsp_cc *cc, const zsp_ast_str *s, int *nrp)
 {
 	int nr = s->s[0] ? seccomp_syscall_resolve_name(s->s) : __NR_SCMP_ERROR;
-	if (nr != __NR_SCMP_ERROR && nr >= 0)
-		return nr;
+	*nrp = -1;
+	if (nr != __NR_SCMP_ERROR && nr >= 0) {
+		*nrp = nr;
+		return ZSP_OK;
+	}
 	if (nr != __NR_SCMP_ERROR) {
 		zsp_diag_error(cc->diag, s->loc,
 			       "system call `%s` does not exist on this architecture", s->s);
-		return -1;
+		return ZSP_EPOLICY;
 	}
 	zsp_diag_error(cc->diag, s->loc, "unknown system call `%s`", s->s);
 	syscall_names(cc);
 	const char *best = zsp_closest(s->s, cc->syscall_names, cc->nsyscall_names);
 	if (best)
 		zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
-	return -1;
+	return ZSP_EPOLICY;
 }
 
 static const struct {
@@ -281,13 +287,16 @@ static const struct {
 	{ "EADDRNOTAVAIL", EADDRNOTAVAIL }, { "ENOTSOCK", ENOTSOCK },
 };
 
-int zsp_check_errno(zsp_cc *cc, const char *name, zsp_loc loc)
+int zsp_check_errno(zsp_cc *cc, const char *name, zsp_loc loc, int *value)
 {
+	*value = -1;
 	const char *names[sizeof(errnos) / sizeof(errnos[0])];
 	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++) {
 		names[i] = errnos[i].name;
-		if (strcmp(name, errnos[i].name) == 0)
-			return errnos[i].value;
+		if (strcmp(name, errnos[i].name) == 0) {
+			*value = errnos[i].value;
+			return ZSP_OK;
+		}
 	}
 	zsp_diag_error(cc->diag, loc, "unknown errno `%s`", name);
 	const char *best = zsp_closest(name, names, sizeof(names) / sizeof(names[0]));
@@ -295,7 +304,7 @@ int zsp_check_errno(zsp_cc *cc, const char *name, zsp_loc loc)
 		zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
 	else
 		zsp_diag_hint(cc->diag, "use a name such as EPERM, EACCES or ENOSYS, or a number from 1 to 4095");
-	return -1;
+	return ZSP_EPOLICY;
 }
 
 static const char *const path_tools[] = {
@@ -340,14 +349,17 @@ static const struct {
 	{ "read", 1 }, { "write", 1 }, { "exec", 1 }, { "connect", 1 }, { "syscall", 1 },
 };
 
-int zsp_request_arity(const char *kind)
+int zsp_request_arity(const char *kind, unsigned *nargs)
 {
+	*nargs = 0;
 	if (mcp_name(kind))
-		return 0;
+		return ZSP_OK;
 	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
-		if (strcmp(kind, requests[i].kind) == 0)
-			return (int)requests[i].nargs;
-	return -1;
+		if (strcmp(kind, requests[i].kind) == 0) {
+			*nargs = requests[i].nargs;
+			return ZSP_OK;
+		}
+	return ZSP_EUSAGE;
 }
 
 bool zsp_check_request(zsp_cc *cc, const zsp_ast_stmt *st)
@@ -384,8 +396,10 @@ bool zsp_check_request(zsp_cc *cc, const zsp_ast_stmt *st)
 			unsigned port;
 			return zsp_check_host(cc, a, false, &host, &port);
 		}
-		if (strcmp(st->name, "syscall") == 0)
-			return zsp_check_syscall(cc, a) >= 0;
+		if (strcmp(st->name, "syscall") == 0) {
+			int nr;
+			return zsp_check_syscall(cc, a, &nr) == ZSP_OK;
+		}
 		for (; a; a = a->next)
 			if (!a->s[0] && strcmp(st->name, "terminal") != 0) {
 				zsp_diag_error(cc->diag, a->loc, "empty argument");

@@ -9,16 +9,19 @@
 bool zsp_check_host(zsp_cc *cc, const zsp_ast_str *s, bool allow_wild, const char **host,
 		    unsigned *port);
 bool zsp_check_env_name(zsp_cc *cc, const zsp_ast_str *s, bool allow_glob);
-/* The limit named `name`, or -1 after reporting. */
-int zsp_check_limit(zsp_cc *cc, const zsp_ast_stmt *st, zsp_ir_limit *out);
-/* Syscall number on the native architecture, or -1 after reporting. */
-int zsp_check_syscall(zsp_cc *cc, const zsp_ast_str *s);
-/* errno by name ("EPERM") or -1 after reporting. */
-int zsp_check_errno(zsp_cc *cc, const char *name, zsp_loc loc);
+/* The checks below that return int return an enum zsp_status (zsp.h): ZSP_OK, or ZSP_EPOLICY
+ * after reporting through diag; the value found comes through the out-parameter (-1 on error). */
+/* The limit statement st: *which gets the index of the limit it names, out its value. */
+int zsp_check_limit(zsp_cc *cc, const zsp_ast_stmt *st, zsp_ir_limit *out, int *which);
+/* *nr gets the syscall's number on the native architecture. */
+int zsp_check_syscall(zsp_cc *cc, const zsp_ast_str *s, int *nr);
+/* *value gets the errno named `name` ("EPERM"). */
+int zsp_check_errno(zsp_cc *cc, const char *name, zsp_loc loc, int *value);
 bool zsp_tool_known(const char *name);
 bool zsp_tool_takes_paths(const char *name);
-/* Arguments a request kind takes (0 for mcp:SERVER:TOOL), -1 for an unknown kind. */
-int zsp_request_arity(const char *kind);
+/* *nargs gets the arguments a request kind takes (0 for mcp:SERVER:TOOL). ZSP_OK, or
+ * ZSP_EUSAGE for an unknown kind (nothing is reported: the caller says why). */
+int zsp_request_arity(const char *kind, unsigned *nargs);
 /* Validates a request's kind and arguments (test `expect`). */
 bool zsp_check_request(zsp_cc *cc, const zsp_ast_stmt *st);
 /* Compiles a tool regex with the engine the oracle uses; reports errors inside the literal. */

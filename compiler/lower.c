@@ -409,8 +409,7 @@ static void lower_syscalls(zsp_cc *cc, struct policy_state *ps, const zsp_ast_st
 		return;
 	}
 	if (st->name) {
-		err = zsp_check_errno(cc, st->name, st->err_loc);
-		if (err < 0)
+		if (zsp_check_errno(cc, st->name, st->err_loc, &err) != ZSP_OK)
 			return;
 	} else if (st->err) {
 		if (st->err < 1 || st->err > 4095) {
@@ -422,8 +421,8 @@ static void lower_syscalls(zsp_cc *cc, struct policy_state *ps, const zsp_ast_st
 		err = 0;
 	}
 	for (const zsp_ast_str *s = st->args; s; s = s->next) {
-		int nr = zsp_check_syscall(cc, s);
-		if (nr < 0)
+		int nr;
+		if (zsp_check_syscall(cc, s, &nr) != ZSP_OK)
 			continue;
 		zsp_ir_syscall *sc = ZSP_PUSH(cc, r->sys, r->nsys, r->sys_cap);
 		if (!sc)
@@ -650,8 +649,8 @@ static void lower_own(zsp_cc *cc, struct policy_state *ps)
 			break;
 		case ZSP_ST_LIMIT: {
 			zsp_ir_limit lim = { 0 };
-			int k = zsp_check_limit(cc, st, &lim);
-			if (k < 0)
+			int k;
+			if (zsp_check_limit(cc, st, &lim, &k) != ZSP_OK)
 				break;
 			if (seen.limits[k].src) {
 				char what[64];

@@ -20,6 +20,7 @@
 #include "compiler/path.h"
 #include "compiler/regex.h"
 #include "compiler/shell.h"
+#include "compiler/zsp.h"
 
 struct zsp_oracle {
 	const zsp_ir_policy *p;
@@ -737,10 +738,10 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		v->subcommands[v->nsub++] = sh.cmds[i].text;
 
 	zsp_builtin_hit hit;
-	int b = zsp_builtin_check(a, cmd, &sh, &hit);
-	if (b < 0)
+	bool b;
+	if (zsp_builtin_check(a, cmd, &sh, &hit, &b) != ZSP_OK)
 		return -1;
-	if (b > 0) {
+	if (b) {
 		decide(v, ZSP_DENY, "builtin", zsp_arena_printf(a, "%s: `%s`", hit.message, hit.what));
 		v->rule = zsp_arena_printf(a, "builtin:%s", hit.rule);
 		return trace(a, v, "built-in rule %s: %s: denied; no setting can lift it", hit.rule, hit.message);
@@ -913,7 +914,7 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
 	char err[256];
 	if (!zsp_request_valid(req, err, sizeof(err))) {
 		decide(v, ZSP_DENY, "bad-request", zsp_arena_strdup(a, err));
-		return trace(a, v, "bad request: %s", err);
+		return trace(a, v, "bad request: %s", err) == 0 ? ZSP_OK : ZSP_EINTERNAL;
 	}
 	if (strcmp(k, "terminal") == 0) {
 		rc = decide_terminal(o, a, req->args[0], v);
@@ -934,20 +935,20 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
 	}
 	if (rc == 0 && !v->detail && v->rule)
 		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));
-	return rc;
+	return rc == 0 ? ZSP_OK : ZSP_EINTERNAL; /* the helpers fail only on out-of-memory */
 }
 
 /* ---- requests --------------------------------------------------------------------------- */
 
 bool zsp_request_valid(const zsp_ir_request *req, char *err, size_t errsize)
 {
-	int arity = zsp_request_arity(req->kind);
-	if (arity < 0) {
+	unsigned arity;
+	if (zsp_request_arity(req->kind, &arity) != ZSP_OK) {
 		snprintf(err, errsize, "unknown request `%s`", req->kind);
 		return false;
 	}
-	if ((size_t)arity != req->nargs) {
-		snprintf(err, errsize, "`%s` takes %d argument%s, not %zu", req->kind, arity,
+	if (arity != req->nargs) {
+		snprintf(err, errsize, "`%s` takes %u argument%s, not %zu", req->kind, arity,
 			 arity == 1 ? "" : "s", req->nargs);
 		return false;
 	}
@@ -990,12 +991,14 @@ int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char 
 	if (p == ks) {
 		snprintf(err, errsize, "expected a request kind such as `terminal` at column %zu",
 			 (size_t)(ks - text) + 1);
-		return -1;
+		return ZSP_EUSAGE;
 	}
 	out->kind = zsp_arena_strndup(a, ks, (size_t)(p - ks));
 	out->args = zsp_arena_calloc(a, 3, sizeof(char *));
-	if (!out->kind || !out->args)
-		return -1;
+	if (!out->kind || !out->args) {
+		snprintf(err, errsize, "out of memory");
+		return ZSP_EINTERNAL;
+	}
 	for (;;) {
 		while (isspace((unsigned char)*p))
 			p++;
@@ -1003,17 +1006,19 @@ int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char 
 			break;
 		if (*p != '"') {
 			snprintf(err, errsize, "expected a \"string\" at column %zu", (size_t)(p - text) + 1);
-			return -1;
+			return ZSP_EUSAGE;
 		}
 		if (out->nargs == 2) {
 			snprintf(err, errsize, "too many arguments at column %zu", (size_t)(p - text) + 1);
-			return -1;
+			return ZSP_EUSAGE;
 		}
 		const char *start = ++p;
 		char *buf = zsp_arena_alloc(a, strlen(p) + 1);
 		size_t n = 0;
-		if (!buf)
-			return -1;
+		if (!buf) {
+			snprintf(err, errsize, "out of memory");
+			return ZSP_EINTERNAL;
+		}
 		while (*p && *p != '"') {
 			if (*p != '\\') {
 				buf[n++] = *p++;
@@ -1038,7 +1043,7 @@ int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char 
 					}
 				}
 				snprintf(err, errsize, "bad \\x escape at column %zu", (size_t)(p - text));
-				return -1;
+				return ZSP_EUSAGE;
 			}
 			case 'u': {
 				char *end;
@@ -1046,7 +1051,7 @@ int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char 
 				if (p[1] != '{' || *end != '}' || c == 0 || c > 0x10FFFF ||
 				    (c >= 0xD800 && c <= 0xDFFF)) {
 					snprintf(err, errsize, "bad \\u{...} escape at column %zu", (size_t)(p - text));
-					return -1;
+					return ZSP_EUSAGE;
 				}
 				n += (size_t)put_utf8(buf + n, c);
 				p = end + 1;
@@ -1054,17 +1059,17 @@ int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char 
 			}
 			default:
 				snprintf(err, errsize, "unknown escape at column %zu", (size_t)(p - text));
-				return -1;
+				return ZSP_EUSAGE;
 			}
 		}
 		if (*p != '"') {
 			snprintf(err, errsize, "unterminated string starting at column %zu",
 				 (size_t)(start - text));
-			return -1;
+			return ZSP_EUSAGE;
 		}
 		p++;
 		buf[n] = '\0';
 		out->args[out->nargs++] = buf;
 	}
-	return zsp_request_valid(out, err, errsize) ? 0 : -1;
+	return zsp_request_valid(out, err, errsize) ? ZSP_OK : ZSP_EUSAGE;
 }

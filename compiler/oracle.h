@@ -37,7 +37,9 @@ zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env);
 void zsp_oracle_free(zsp_oracle *o);
 
 /* Decides one request; the verdict's strings live in arena a. With explain, the verdict's
- * trace lists the checks made (without, it stays empty: cheaper). 0, or -1 on out-of-memory. */
+ * trace lists the checks made (without, it stays empty: cheaper). Returns an enum zsp_status
+ * (zsp.h): ZSP_OK (a bad request is a verdict, not an error), or ZSP_EINTERNAL on
+ * out-of-memory. */
 int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bool explain,
 		      zsp_verdict *v);
 
@@ -46,8 +48,10 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
 const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n);
 
 /* Parses the request syntax shared by --query, tests and corpora: KIND followed by strings,
- * e.g. `terminal "ls -la"`, `copy_path "a" "b"`, `mcp:github:create_issue`. 0 on success,
- * else -1 with a message in err. */
+ * e.g. `terminal "ls -la"`, `copy_path "a" "b"`, `mcp:github:create_issue`. Returns an enum
+ * zsp_status (zsp.h): ZSP_OK; ZSP_EUSAGE for text it refuses, ZSP_EINTERNAL on out-of-memory,
+ * either with a one-line message in err (NUL-terminated, cut to fit; err may be NULL if
+ * errsize is 0). */
 int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char *err, size_t errsize);
 
 /* Checks kind and argument count (the same table the compiler uses for `expect`). */

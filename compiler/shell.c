@@ -1,6 +1,7 @@
 /* shell.c: splits a terminal command into simple commands and redirect entries (doc/facts.md §zed)
  * with a hand-written recursive-descent parser for the bash subset agents type. */
 #include "compiler/shell.h"
+#include "compiler/zsp.h"
 
 #include <string.h>
 
@@ -1581,15 +1582,15 @@ int zsp_sh_parse(zsp_arena *a, const char *cmd, zsp_sh_result *out)
 		p.n++;
 	if (p.n > ZSP_SH_MAX_INPUT) {
 		fail(&p, "command longer than 64 KiB", ZSP_SH_MAX_INPUT);
-		return 0;
+		return ZSP_OK;
 	}
 	p.bufcap = p.n + 16;
 	p.buf = zsp_arena_alloc(a, p.bufcap);
 	if (!p.buf)
-		return -1;
+		return ZSP_EINTERNAL;
 	if (parse_list(&p, &count) && !eof(&p))
 		unexpected(&p);
 	if (!p.failed && p.nhd)
 		fail(&p, "here-document without its delimiter line", p.hd[0].where);
-	return p.oom ? -1 : 0;
+	return p.oom ? ZSP_EINTERNAL : ZSP_OK;
 }

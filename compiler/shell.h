@@ -55,7 +55,8 @@ typedef struct zsp_sh_result {
  * ((...)) and for ((...)) make no entry. The order is the source order; a command comes before
  * the commands nested in its words, its redirect entries after those. On UNSUPPORTED, cmds holds
  * what was read before the error (a command cut short keeps its complete words). An unquoted
- * here-document body is only searched for expansions, not parsed. Returns 0, or -1 on
+ * here-document body is only searched for expansions, not parsed. Returns an enum zsp_status
+ * (zsp.h): ZSP_OK (an unsupported command is a finding, not an error), or ZSP_EINTERNAL on
  * out-of-memory. Never reads past the NUL; bounded by ZSP_SH_MAX_INPUT and ZSP_SH_MAX_DEPTH. */
 int zsp_sh_parse(zsp_arena *a, const char *cmd, zsp_sh_result *out);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "compiler/textesc.h"
+#include "compiler/zsp.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -106,7 +107,7 @@ int zsp_text_unescape(const char *in, char **out, char *err, size_t errlen)
 	char *buf = malloc(strlen(in) + 1), *o = buf;
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return ZSP_EINTERNAL;
 	}
 	for (const char *s = in; *s;) {
 		if (*s != '\\') {
@@ -160,10 +161,10 @@ int zsp_text_unescape(const char *in, char **out, char *err, size_t errlen)
 	}
 	*o = '\0';
 	*out = buf;
-	return 0;
+	return ZSP_OK;
 bad:
 	free(buf);
-	return -1;
+	return ZSP_EUSAGE;
 }
 
 char *zsp_shell_quote(const char *s)

@@ -18,7 +18,9 @@ char *zsp_text_escape(const char *text);
 
 /* The inverse of zsp_text_escape for escaped text: `\\ \n \t \r \xHH \u{H...}` (a Unicode
  * scalar value, written back as UTF-8); any other backslash sequence is an error. *out is
- * malloc'd; a `\x00` is refused (the text ends at a NUL). 0, or -1 with why in err. */
+ * malloc'd; a `\x00` is refused (the text ends at a NUL). Returns an enum zsp_status (zsp.h):
+ * ZSP_OK; ZSP_EUSAGE for text it refuses, ZSP_EINTERNAL on out-of-memory, either with why in
+ * err (NUL-terminated, cut to fit) and *out NULL. */
 int zsp_text_unescape(const char *in, char **out, char *err, size_t errlen);
 
 /* One argument quoted for a POSIX shell: as is when it is made of safe characters, else in

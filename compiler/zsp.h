@@ -121,8 +121,10 @@ struct zsp_grant_spec {
 
 typedef struct zsp_grants zsp_grants;
 
-/* On failure the zsp_grants_* calls below, when err is not NULL, set *err to one line saying
- * why (malloc'd; the caller frees it); on success *err is NULL. */
+/* On failure the zsp_grants_* calls below write one line saying why into the caller's buffer
+ * err of errlen bytes (NUL-terminated, cut to fit); on success err holds "". err may be NULL
+ * with errlen 0: no message. Every status is an enum zsp_status; a third outcome (no such
+ * grant) comes through an out-parameter, never through the return value. */
 
 /* Opens the grant store: grants.db (once, project and global grants; the audit trail) in
  * state_dir, an absolute directory created 0700 if missing, or NULL for $XDG_STATE_HOME/zsp,
@@ -131,20 +133,23 @@ typedef struct zsp_grants zsp_grants;
  * relative state_dir; ZSP_EIO when the store cannot be opened (a corrupt, foreign or
  * group/other-writable database: the message names the file and what to do). Like a session,
  * a handle is not thread-safe: use it (and the sessions given it) from one thread at a time. */
-int zsp_grants_open(const char *state_dir, zsp_grants **out, char **err);
+int zsp_grants_open(const char *state_dir, zsp_grants **out, char *err, size_t errlen);
 void zsp_grants_close(zsp_grants *g);
 
 /* Adds a grant given by the process's user; *id (if not NULL) gets its id. ZSP_EUSAGE for a
  * spec the store refuses (no tool, a THREAD grant without a thread, a relative or missing
  * project, a regex that does not compile, ...), ZSP_EIO on a store error. */
-int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *id, char **err);
+int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *id, char *err,
+		   size_t errlen);
 
-/* Removes grant id: ZSP_OK, 1 when there is no such grant, ZSP_EIO on a store error. */
-int zsp_grants_revoke(zsp_grants *g, long long id, char **err);
+/* Removes grant id: ZSP_OK whether or not it existed, *found (if not NULL) then 1 when it did
+ * and 0 when there was no such grant; ZSP_EIO on a store error (*found 0). */
+int zsp_grants_revoke(zsp_grants *g, long long id, int *found, char *err, size_t errlen);
 
 /* Removes every grant of thread (its THREAD grants and its ONCE grants); *removed (if not
  * NULL) gets how many. ZSP_EUSAGE for a NULL or empty thread, ZSP_EIO on a store error. */
-int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char **err);
+int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char *err,
+			  size_t errlen);
 
 /* From now on s consults g whenever the oracle says `ask`, as `zspc --query REQ --state-dir D
  * --thread T --project P [--record] --format json` does: a grant that answers gives reason
@@ -160,9 +165,10 @@ int zsp_session_use_grants(zsp_session *s, zsp_grants *g, const char *thread, co
 
 /* An embedder that asks the person itself records the answer it got: appended to the audit
  * trail as reason "prompt", rule how ("once", "deny", ...), when s records (use_grants with
- * record). ZSP_OK (also when s does not record), or ZSP_EIO with *err (malloc'd) saying why. */
+ * record). ZSP_OK (also when s does not record), or ZSP_EIO with why in err, errlen bytes
+ * (NUL-terminated, cut to fit; "" on success; NULL with errlen 0: no message). */
 int zsp_session_record_answer(zsp_session *s, const char *request, int answer, const char *how,
-			      char **err);
+			      char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* buf.c: a growable NUL-terminated text buffer, and the growth of heap arrays.
  * Capacities double; a size that would overflow counts as out of memory. */
 #include "lang/buf.h"
+#include "compiler/zsp.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -109,9 +110,9 @@ void zsp_buf_free(zsp_buf *b)
 int zsp_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
-		return 0;
+		return ZSP_OK;
 	if (elem == 0 || need > SIZE_MAX / elem)
-		return -1;
+		return ZSP_EINTERNAL;
 	size_t max = SIZE_MAX / elem, ncap = *cap ? *cap : 8;
 	while (ncap < need)
 		ncap = ncap > max / 2 ? max : ncap * 2;
@@ -119,8 +120,8 @@ int zsp_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
 	memcpy(&old, arrp, sizeof(old));
 	p = realloc(old, ncap * elem);
 	if (!p)
-		return -1;
+		return ZSP_EINTERNAL;
 	memcpy(arrp, &p, sizeof(p));
 	*cap = ncap;
-	return 0;
+	return ZSP_OK;
 }

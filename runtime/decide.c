@@ -215,8 +215,8 @@ int zsp_policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])
 	char *json;
 	size_t len;
 	if (zsp_ir_to_json(&one, &json, &len) != ZSP_OK)
-		return -1;
+		return ZSP_EINTERNAL; /* it fails only on out-of-memory */
 	zsp_sha256_hex(json, len, hex);
 	free(json);
-	return 0;
+	return ZSP_OK;
 }

@@ -48,7 +48,8 @@ const unsigned *zsp_decider_hits(const zsp_decider *d, size_t *n);
 const char *zsp_decider_user(void);
 
 /* The policy's fingerprint for the audit trail: the hex SHA-256 of the IR JSON of a set holding
- * only p, as `zspc --emit ir` prints a file with that one policy and no tests. 0, or -1. */
+ * only p, as `zspc --emit ir` prints a file with that one policy and no tests. Returns an enum
+ * zsp_status (zsp.h): ZSP_OK, or ZSP_EINTERNAL on out-of-memory. */
 int zsp_policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65]);
 
 #endif

@@ -31,18 +31,25 @@ struct zsp_session {
 	char hash[65];       /* the policy's, for the audit trail */
 };
 
-/* *err = the message (when err is not NULL); returns status. */
-static int fail(char **err, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char **err, int status, const char *fmt, ...)
+/* The message into err (when errlen is not 0: NUL-terminated, cut to fit); returns status. */
+static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
 {
-	if (!err)
+	if (!err || !errlen)
 		return status;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
+	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return status;
+}
+
+/* No message yet: err empty (when it can hold one). */
+static void clear_err(char *err, size_t errlen)
+{
+	if (err && errlen)
+		err[0] = '\0';
 }
 
 /* ---- sessions --------------------------------------------------------------------------- */
@@ -257,48 +264,45 @@ int zsp_session_grants_missing(zsp_session *s, const char *why, const char *thre
 }
 
 int zsp_session_record_answer(zsp_session *s, const char *request, int answer, const char *how,
-			      char **err)
+			      char *err, size_t errlen)
 {
 	char msg[512];
-	if (err)
-		*err = NULL;
+	clear_err(err, errlen);
 	if (!s->ctx.record)
 		return ZSP_OK;
 	if (zsp_decider_record_answer(s->d, request, answer, how, &s->ctx, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, ZSP_EIO, "audit trail: %s", msg);
+		return fail(err, errlen, ZSP_EIO, "audit trail: %s", msg);
 	return ZSP_OK;
 }
 
 /* ---- the grant store -------------------------------------------------------------------- */
 
-int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char **err)
+int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char *err, size_t errlen)
 {
 	char msg[1024];
 	*out = NULL;
-	if (err)
-		*err = NULL;
+	clear_err(err, errlen);
 	zsp_grants *g = calloc(1, sizeof(*g));
 	if (!g)
-		return fail(err, ZSP_EINTERNAL, "out of memory");
+		return fail(err, errlen, ZSP_EINTERNAL, "out of memory");
 	if (zsp_store_open(where, &g->store, msg, sizeof(msg)) != ZSP_OK) {
 		free(g);
-		return fail(err, ZSP_EIO, "grant store: %s", msg);
+		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	}
 	*out = g;
 	return ZSP_OK;
 }
 
-int zsp_grants_open(const char *state_dir, zsp_grants **out, char **err)
+int zsp_grants_open(const char *state_dir, zsp_grants **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	if (err)
-		*err = NULL;
+	clear_err(err, errlen);
 	if (state_dir && state_dir[0] != '/')
-		return fail(err, ZSP_EUSAGE, "grant store: the state directory must be absolute (got '%s')",
+		return fail(err, errlen, ZSP_EUSAGE, "grant store: the state directory must be absolute (got '%s')",
 			    state_dir);
 	/* an embedder's thread grants are its own: in this process's memory, gone with g */
 	zsp_store_where where = { state_dir, NULL, true };
-	return zsp_grants_open_at(&where, out, err);
+	return zsp_grants_open_at(&where, out, err, errlen);
 }
 
 void zsp_grants_close(zsp_grants *g)
@@ -310,13 +314,13 @@ void zsp_grants_close(zsp_grants *g)
 }
 
 
-int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *id, char **err)
+int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *id, char *err,
+		   size_t errlen)
 {
 	char msg[1024], canon[PATH_MAX];
-	if (err)
-		*err = NULL;
+	clear_err(err, errlen);
 	if (!spec)
-		return fail(err, ZSP_EUSAGE, "grant store: invalid grant: none given");
+		return fail(err, errlen, ZSP_EUSAGE, "grant store: invalid grant: none given");
 	zsp_grant gr = {
 		.scope = spec->scope,
 		.thread = spec->thread,
@@ -332,43 +336,45 @@ int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *
 	/* canonical, as zsp_session_use_grants makes the session's project */
 	if (spec->project) {
 		if (spec->project[0] != '/' || !realpath(spec->project, canon))
-			return fail(err, ZSP_EUSAGE, "grant store: invalid grant: the project must be an "
+			return fail(err, errlen, ZSP_EUSAGE, "grant store: invalid grant: the project must be an "
 				    "existing absolute directory (got '%s')", spec->project);
 		gr.project = canon;
 	}
 	/* a grant the store refuses to take is the caller's mistake; any other failure the store's */
 	if (zsp_store_validate(&gr, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, ZSP_EUSAGE, "grant store: %s", msg);
+		return fail(err, errlen, ZSP_EUSAGE, "grant store: %s", msg);
 	int64_t gid;
 	if (zsp_store_add(g->store, &gr, &gid, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, ZSP_EIO, "grant store: %s", msg);
+		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	if (id)
 		*id = (long long)gid;
 	return ZSP_OK;
 }
 
-int zsp_grants_revoke(zsp_grants *g, long long id, char **err)
+int zsp_grants_revoke(zsp_grants *g, long long id, int *found, char *err, size_t errlen)
 {
 	char msg[1024];
-	if (err)
-		*err = NULL;
-	bool found;
-	if (zsp_store_revoke(g->store, (int64_t)id, &found, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, ZSP_EIO, "grant store: %s", msg);
-	/* zsp.h keeps its documented 1 for "no such grant" */
-	return found ? ZSP_OK : fail(err, 1, "grant store: no grant %lld", id);
+	bool there = false;
+	clear_err(err, errlen);
+	if (found)
+		*found = 0;
+	if (zsp_store_revoke(g->store, (int64_t)id, &there, msg, sizeof(msg)) != ZSP_OK)
+		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
+	/* no such grant is not an error: the caller learns it through *found */
+	if (found)
+		*found = there;
+	return ZSP_OK;
 }
 
-int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char **err)
+int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char *err, size_t errlen)
 {
 	char msg[1024];
 	int n = 0;
-	if (err)
-		*err = NULL;
+	clear_err(err, errlen);
 	if (!thread || !*thread)
-		return fail(err, ZSP_EUSAGE, "grant store: ending a thread needs its ID");
+		return fail(err, errlen, ZSP_EUSAGE, "grant store: ending a thread needs its ID");
 	if (zsp_store_end_thread(g->store, thread, &n, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, ZSP_EIO, "grant store: %s", msg);
+		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	if (removed)
 		*removed = n;
 	return ZSP_OK;

@@ -41,7 +41,7 @@ const unsigned *zsp_session_hits(const zsp_session *s, size_t *n);
 
 /* The grant store at where (thread grants on disk in its runtime directory unless
  * where->threads_in_memory), for zsp-run -c and zspc --query. As zsp_grants_open. */
-int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char **err);
+int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char *err, size_t errlen);
 /* The grants were asked for (thread, project or record) but the store cannot be opened: every
  * decision says why (store_error) and, with record, fails with ZSP_EIO (nothing is recorded). */
 int zsp_session_grants_missing(zsp_session *s, const char *why, const char *thread,

@@ -178,11 +178,10 @@ static int gate_decide(struct gate *g)
  * cannot be recorded does not run. */
 static int gate_audit(struct gate *g, int answer, const char *how)
 {
-	char *err = NULL;
-	if (zsp_session_record_answer(g->s, g->request, answer, how, &err) == ZSP_OK)
+	char err[1024];
+	if (zsp_session_record_answer(g->s, g->request, answer, how, err, sizeof(err)) == ZSP_OK)
 		return 0;
-	zsp_warn("the answer cannot be recorded in the audit trail: %s", err ? err : "out of memory");
-	free(err);
+	zsp_warn("the answer cannot be recorded in the audit trail: %s", err);
 	return answer == ZSP_ANSWER_DENY ? 0 : ZSP_RUN_ESETUP;
 }
 
@@ -233,8 +232,8 @@ static int gate_no_terminal(struct gate *g)
 }
 
 /* Adds the grant the person chose, through the same API an embedder uses. 0, or -1 with why
- * in *err (malloc'd). */
-static int gate_grant(struct gate *g, zsp_ask_answer a, char **err)
+ * in err (errlen bytes). */
+static int gate_grant(struct gate *g, zsp_ask_answer a, char *err, size_t errlen)
 {
 	struct zsp_grant_spec spec = { .tool = "terminal", .match = ZSP_MATCH_EXACT,
 				       .pattern = g->o->command, .decision = ZSP_ANSWER_ALLOW,
@@ -249,7 +248,7 @@ static int gate_grant(struct gate *g, zsp_ask_answer a, char **err)
 		spec.scope = ZSP_GRANT_PROJECT;
 		spec.project = g->project;
 	}
-	return zsp_grants_add(g->grants, &spec, NULL, err) == ZSP_OK ? 0 : -1;
+	return zsp_grants_add(g->grants, &spec, NULL, err, errlen) == ZSP_OK ? 0 : -1;
 }
 
 /* The policy asks and there is a terminal: put the question to the person there. 0 to run,
@@ -286,12 +285,11 @@ static int gate_ask(struct gate *g, zsp_tty *t)
 			zsp_tty_say(t, "the grant store could not be opened: only [o]nce or [d]eny\n");
 			continue;
 		}
-		char *err = NULL;
-		if (gate_grant(g, a, &err) != 0) {
+		char err[1024];
+		if (gate_grant(g, a, err, sizeof(err)) != 0) {
 			zsp_tty_say(t, "the grant could not be stored: ");
-			zsp_tty_show(t, err ? err : "out of memory");
+			zsp_tty_show(t, err);
 			zsp_tty_say(t, "\n");
-			free(err);
 			if (a != ZSP_ASK_ONCE)
 				continue;
 			return gate_audit(g, ZSP_ANSWER_ALLOW, "once");
@@ -330,20 +328,17 @@ static int gate_session(struct gate *g, const zsp_policy_set *set, const char *w
 		return ZSP_EUSAGE;
 	}
 	zsp_store_where where = { .state_dir = o->state_dir, .runtime_dir = o->runtime_dir };
-	char *err = NULL;
-	if (zsp_grants_open_at(&where, &g->grants, &err) == ZSP_OK) {
+	char err[1024];
+	if (zsp_grants_open_at(&where, &g->grants, err, sizeof(err)) == ZSP_OK) {
 		rc = zsp_session_use_grants(g->s, g->grants, o->thread, g->project, !o->no_audit);
 	} else if (o->no_audit) {
-		zsp_warn("%s\nzsp-run: --no-audit: deciding without grants; nothing is recorded",
-			 err ? err : "out of memory");
+		zsp_warn("%s\nzsp-run: --no-audit: deciding without grants; nothing is recorded", err);
 		rc = ZSP_OK;
 	} else {
 		zsp_warn("%s\nzsp-run: without the grant store there is no audit trail, so nothing runs "
-			 "(zsp-run --no-audit decides without grants and records nothing)",
-			 err ? err : "out of memory");
+			 "(zsp-run --no-audit decides without grants and records nothing)", err);
 		rc = ZSP_RUN_ESETUP;
 	}
-	free(err);
 	if (rc == ZSP_EINTERNAL)
 		zsp_die_oom();
 	return rc;

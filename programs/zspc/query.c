@@ -72,18 +72,17 @@ static int attach_grants(const struct zspc_opts *o, zsp_session *s, zsp_grants *
 	if (o->project && !realpath(o->project, project))
 		return zsp_usage_error("--project %s: not an existing directory", o->project);
 	zsp_store_where where = { o->state_dir, o->runtime_dir, false };
-	char *err = NULL;
+	char err[1024];
 	int rc;
-	if (zsp_grants_open_at(&where, g, &err) == ZSP_OK) {
+	if (zsp_grants_open_at(&where, g, err, sizeof(err)) == ZSP_OK) {
 		rc = zsp_session_use_grants(s, *g, o->thread, o->project ? project : NULL, o->record);
 	} else {
-		zsp_warn("%s", err ? err : "grant store: out of memory");
+		zsp_warn("%s", err);
 		zsp_warn("deciding without grants: the policy's answer stands%s",
 			 o->record ? "; nothing can be recorded" : "");
-		rc = zsp_session_grants_missing(s, err ? err : "out of memory", o->thread,
-						o->project ? project : NULL, o->record);
+		rc = zsp_session_grants_missing(s, err, o->thread, o->project ? project : NULL,
+						o->record);
 	}
-	free(err);
 	return rc;
 }
 

@@ -40,11 +40,10 @@ static const char *fresh_state(char *buf, size_t size)
 static zsp_grants *open_grants(const char *state)
 {
 	zsp_grants *g = NULL;
-	char *err = NULL;
-	int rc = zsp_grants_open(state, &g, &err);
+	char err[1024];
+	int rc = zsp_grants_open(state, &g, err, sizeof err);
 	if (rc != ZSP_OK)
-		fprintf(stderr, "open: %d %s\n", rc, err ? err : "(no message)");
-	free(err);
+		fprintf(stderr, "open: %d %s\n", rc, err[0] ? err : "(no message)");
 	return g;
 }
 
@@ -82,15 +81,14 @@ static long long add(zsp_grants *g, enum zsp_grant_scope scope, const char *thre
 				       .decision = decision, .thread = thread, .project = project,
 				       .policy = "p" };
 	long long id = 0;
-	char *err = NULL;
-	int rc = zsp_grants_add(g, &spec, &id, &err);
+	char err[1024] = "unset";
+	int rc = zsp_grants_add(g, &spec, &id, err, sizeof err);
 	if (rc != ZSP_OK) {
-		fprintf(stderr, "add: %d %s\n", rc, err ? err : "(no message)");
+		fprintf(stderr, "add: %d %s\n", rc, err[0] ? err : "(no message)");
 		id = -1;
 	}
 	if (rc == ZSP_OK)
-		CU_ASSERT_PTR_NULL(err);
-	free(err);
+		CU_ASSERT_STRING_EQUAL(err, "");
 	return id;
 }
 
@@ -112,12 +110,17 @@ static void test_open_fresh(void)
 	zsp_grants_close(g);
 	zsp_grants_close(NULL);
 
-	char *err = NULL;
+	char err[1024];
 	g = (zsp_grants *)1;
-	CU_ASSERT_EQUAL(zsp_grants_open("relative/state", &g, &err), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(zsp_grants_open("relative/state", &g, err, sizeof err), ZSP_EUSAGE);
 	CU_ASSERT_PTR_NULL(g);
-	CU_ASSERT(err && strstr(err, "relative/state"));
-	free(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "relative/state"));
+	/* a buffer too small gets the message cut, NUL-terminated; none at all is allowed */
+	char small[8];
+	CU_ASSERT_EQUAL(zsp_grants_open("relative/state", &g, small, sizeof small), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
+	CU_ASSERT_EQUAL(strncmp(small, err, sizeof small - 1), 0);
+	CU_ASSERT_EQUAL(zsp_grants_open("relative/state", &g, NULL, 0), ZSP_EUSAGE);
 }
 
 static void test_once(void)
@@ -168,12 +171,12 @@ static void test_thread(void)
 	CU_ASSERT_EQUAL(decide(none, "terminal \"cargo build\"", NULL), ZSP_ANSWER_ASK);
 
 	int removed = -1;
-	char *err = NULL;
-	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, "t1", &removed, &err), ZSP_OK);
+	char err[1024] = "unset";
+	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, "t1", &removed, err, sizeof err), ZSP_OK);
 	CU_ASSERT_EQUAL(removed, 1);
-	CU_ASSERT_PTR_NULL(err);
+	CU_ASSERT_STRING_EQUAL(err, "");
 	CU_ASSERT_EQUAL(decide(t1, "terminal \"cargo build\"", NULL), ZSP_ANSWER_ASK);
-	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, "t1", &removed, NULL), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, "t1", &removed, NULL, 0), ZSP_OK);
 	CU_ASSERT_EQUAL(removed, 0);
 
 	/* a thread grant dies with the handle: a new one does not know it */
@@ -328,13 +331,11 @@ static void test_corrupt(void)
 	fclose(f);
 	chmod(db, 0600);
 	zsp_grants *g = (zsp_grants *)1;
-	char *err = NULL;
-	CU_ASSERT_EQUAL(zsp_grants_open(state, &g, &err), ZSP_EIO);
+	char err[1024] = "";
+	CU_ASSERT_EQUAL(zsp_grants_open(state, &g, err, sizeof err), ZSP_EIO);
 	CU_ASSERT_PTR_NULL(g);
-	CU_ASSERT(err && strstr(err, db));
-	if (err)
-		fprintf(stderr, "\n(corrupt store: %s)\n", err);
-	free(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, db));
+	fprintf(stderr, "\n(corrupt store: %s)\n", err);
 	/* the host goes on without grants: the policy alone answers */
 	zsp_session *s = session(NULL, NULL, NULL, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -355,16 +356,20 @@ static void test_revoke(void)
 	zsp_session *s = session(g, "t", NULL, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_EQUAL(decide(s, "terminal \"make\"", NULL), ZSP_ANSWER_ALLOW);
-	char *err = NULL;
-	CU_ASSERT_EQUAL(zsp_grants_revoke(g, tid, &err), ZSP_OK);
-	CU_ASSERT_PTR_NULL(err);
+	char err[1024] = "unset";
+	int found = -1;
+	CU_ASSERT_EQUAL(zsp_grants_revoke(g, tid, &found, err, sizeof err), ZSP_OK);
+	CU_ASSERT_EQUAL(found, 1);
+	CU_ASSERT_STRING_EQUAL(err, "");
 	CU_ASSERT_EQUAL(decide(s, "terminal \"make\"", NULL), ZSP_ANSWER_ALLOW);
-	CU_ASSERT_EQUAL(zsp_grants_revoke(g, id, &err), ZSP_OK);
+	CU_ASSERT_EQUAL(zsp_grants_revoke(g, id, &found, err, sizeof err), ZSP_OK);
+	CU_ASSERT_EQUAL(found, 1);
 	CU_ASSERT_EQUAL(decide(s, "terminal \"make\"", NULL), ZSP_ANSWER_ASK);
-	CU_ASSERT_EQUAL(zsp_grants_revoke(g, id, &err), 1);
-	CU_ASSERT(err && strstr(err, "no grant"));
-	free(err);
-	CU_ASSERT_EQUAL(zsp_grants_revoke(g, 987654321, NULL), 1);
+	/* no such grant: ZSP_OK, and *found says so */
+	CU_ASSERT_EQUAL(zsp_grants_revoke(g, id, &found, err, sizeof err), ZSP_OK);
+	CU_ASSERT_EQUAL(found, 0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_EQUAL(zsp_grants_revoke(g, 987654321, NULL, NULL, 0), ZSP_OK);
 	zsp_session_free(s);
 	zsp_grants_close(g);
 }
@@ -396,24 +401,21 @@ static void test_bad_arguments(void)
 		    .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "scope" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		char *err = NULL;
+		char err[1024] = "";
 		long long id = -7;
-		CU_ASSERT_EQUAL(zsp_grants_add(g, &bad[i].spec, &id, &err), ZSP_EUSAGE);
+		CU_ASSERT_EQUAL(zsp_grants_add(g, &bad[i].spec, &id, err, sizeof err), ZSP_EUSAGE);
 		CU_ASSERT_EQUAL(id, -7);
-		CU_ASSERT(err && strstr(err, bad[i].says));
-		if (!err || !strstr(err, bad[i].says))
-			fprintf(stderr, "\nbad[%zu]: %s\n", i, err ? err : "(no message)");
-		free(err);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].says));
+		if (!strstr(err, bad[i].says))
+			fprintf(stderr, "\nbad[%zu]: %s\n", i, err[0] ? err : "(no message)");
 	}
-	char *err = NULL;
-	CU_ASSERT_EQUAL(zsp_grants_add(g, NULL, NULL, &err), ZSP_EUSAGE);
-	CU_ASSERT_PTR_NOT_NULL(err);
-	free(err);
-	err = NULL;
-	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, NULL, NULL, &err), ZSP_EUSAGE);
-	CU_ASSERT_PTR_NOT_NULL(err);
-	free(err);
-	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, "", NULL, NULL), ZSP_EUSAGE);
+	char err[1024] = "";
+	CU_ASSERT_EQUAL(zsp_grants_add(g, NULL, NULL, err, sizeof err), ZSP_EUSAGE);
+	CU_ASSERT_NOT_EQUAL(err[0], '\0');
+	err[0] = '\0';
+	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, NULL, NULL, err, sizeof err), ZSP_EUSAGE);
+	CU_ASSERT_NOT_EQUAL(err[0], '\0');
+	CU_ASSERT_EQUAL(zsp_grants_end_thread(g, "", NULL, NULL, 0), ZSP_EUSAGE);
 
 	zsp_session *s = session(NULL, NULL, NULL, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -433,7 +435,7 @@ static void test_bad_arguments(void)
 static const char *long_tool_request(void)
 {
 	static char req[4200];
-	snprintf(req, sizeof req, "mcp:server:%04190d", 0);
+	snprintf(req, sizeof req, "mcp:server:%04188d", 0); /* 4199 bytes: fills req */
 	return req;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/zsp.h"
 #include "lang/buf.h"
 
 static void test_add(void)
@@ -128,8 +129,8 @@ static void test_reserve(void)
 
 	/* need * elem overflows: refused, the array and its capacity untouched */
 	before = a;
-	CU_ASSERT_EQUAL(zsp_array_reserve(&a, &cap, SIZE_MAX / sizeof(*a) + 1, sizeof(*a)), -1);
-	CU_ASSERT_EQUAL(zsp_array_reserve(&a, &cap, SIZE_MAX, sizeof(*a)), -1);
+	CU_ASSERT_EQUAL(zsp_array_reserve(&a, &cap, SIZE_MAX / sizeof(*a) + 1, sizeof(*a)), ZSP_EINTERNAL);
+	CU_ASSERT_EQUAL(zsp_array_reserve(&a, &cap, SIZE_MAX, sizeof(*a)), ZSP_EINTERNAL);
 	CU_ASSERT_PTR_EQUAL(a, before);
 	CU_ASSERT_EQUAL(cap, 128);
 	for (int i = 0; i < 8; i++)

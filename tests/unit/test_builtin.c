@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compiler/builtin.h"
+#include "compiler/zsp.h"
 
 static zsp_arena *arena;
 
@@ -267,15 +268,16 @@ static const struct {
 static bool hits(const char *cmd, const zsp_sh_result *sh, const char *want)
 {
 	zsp_builtin_hit hit;
-	int rc = zsp_builtin_check(arena, cmd, sh, &hit);
+	bool matched = false;
+	int rc = zsp_builtin_check(arena, cmd, sh, &hit, &matched);
 
-	if (rc == (want != NULL) && (!want || strcmp(hit.rule, want) == 0)) {
+	if (rc == ZSP_OK && matched == (want != NULL) && (!want || strcmp(hit.rule, want) == 0)) {
 		if (want && (!hit.message || !hit.what))
 			fprintf(stderr, "\n  %.120s: hit %s without message or text\n", cmd, hit.rule);
 		return !want || (hit.message && hit.what);
 	}
 	fprintf(stderr, "\n  builtin_check(\"%.120s\"%s): rc %d rule %s; want %s\n", cmd,
-		sh ? "" : ", no parse", rc, rc == 1 ? hit.rule : "-", want ? want : "no hit");
+		sh ? "" : ", no parse", rc, matched ? hit.rule : "-", want ? want : "no hit");
 	return false;
 }
 

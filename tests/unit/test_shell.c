@@ -9,6 +9,7 @@
 
 #include "compiler/shell.h"
 #include "compiler/textesc.h"
+#include "compiler/zsp.h"
 
 #define C ZSP_SH_CLEAN
 #define S ZSP_SH_SUBSTITUTION
@@ -676,7 +677,7 @@ static void test_textesc_table(void)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		out = (char *)1;
 		err[0] = '\0';
-		CU_ASSERT_EQUAL(zsp_text_unescape(bad[i], &out, err, sizeof err), -1);
+		CU_ASSERT_EQUAL(zsp_text_unescape(bad[i], &out, err, sizeof err), ZSP_EUSAGE);
 		CU_ASSERT_PTR_NULL(out);
 		CU_ASSERT(err[0] != '\0');
 	}
