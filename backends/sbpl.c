@@ -72,7 +72,7 @@ static void note_param(ctx *c, const char *name, size_t n)
 			owned = c->p->params[i].name;
 	if (!owned)
 		return;
-	if (zsp_array_reserve(&c->params, &c->params_cap, c->nparams + 1, sizeof(*c->params)) != 0) {
+	if (!zsp_array_reserve(&c->params, &c->params_cap, c->nparams + 1, sizeof(*c->params))) {
 		c->oom = true;
 		return;
 	}
@@ -763,7 +763,7 @@ static bool unlinked(ctx *c, const char *path)
 	for (size_t i = 0; i < c->nunlinked; i++)
 		if (strcmp(c->unlinked[i], path) == 0)
 			return true;
-	if (zsp_array_reserve(&c->unlinked, &c->unlinked_cap, c->nunlinked + 1, sizeof(*c->unlinked)) != 0) {
+	if (!zsp_array_reserve(&c->unlinked, &c->unlinked_cap, c->nunlinked + 1, sizeof(*c->unlinked))) {
 		c->oom = true;
 		return true;
 	}

@@ -65,7 +65,7 @@ static int read_file(const char *path, bool allow_pipe, char **text, size_t *len
 				*why = "file is larger than 16 MiB";
 				break;
 			}
-			if (zsp_array_reserve(&buf, &cap, n + 4096, 1) != 0)
+			if (!zsp_array_reserve(&buf, &cap, n + 4096, 1))
 				break;
 		}
 		ssize_t r = read(fd, buf + n, cap - n);

@@ -1,7 +1,6 @@
 /* buf.c: a growable NUL-terminated text buffer, and the growth of heap arrays.
  * Capacities double; a size that would overflow counts as out of memory. */
 #include "lang/buf.h"
-#include "compiler/zsp.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -107,12 +106,12 @@ void zsp_buf_free(zsp_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int zsp_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
+bool zsp_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
-		return ZSP_OK;
+		return true;
 	if (elem == 0 || need > SIZE_MAX / elem)
-		return ZSP_EINTERNAL;
+		return false;
 	size_t max = SIZE_MAX / elem, ncap = *cap ? *cap : 8;
 	while (ncap < need)
 		ncap = ncap > max / 2 ? max : ncap * 2;
@@ -120,8 +119,8 @@ int zsp_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
 	memcpy(&old, arrp, sizeof(old));
 	p = realloc(old, ncap * elem);
 	if (!p)
-		return ZSP_EINTERNAL;
+		return false;
 	memcpy(arrp, &p, sizeof(p));
 	*cap = ncap;
-	return ZSP_OK;
+	return true;
 }

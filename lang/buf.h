@@ -28,8 +28,8 @@ char *zsp_buf_take(zsp_buf *b, size_t *len);
 void zsp_buf_free(zsp_buf *b);
 
 /* Makes the heap array *(T **)arrp, of *cap elements of elem bytes, hold at least need: the
- * capacity doubles, from 8. Returns an enum zsp_status (compiler/zsp.h): ZSP_OK, or
- * ZSP_EINTERNAL on size overflow or out of memory, the array left as it was. */
-int zsp_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
+ * capacity doubles, from 8. false on size overflow or out of memory, the array left as it was
+ * (lang/ knows no zsp_status: a failure here can only be out of memory). */
+bool zsp_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
 
 #endif
