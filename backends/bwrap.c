@@ -87,16 +87,7 @@ static int plan_status(plan *pl)
 
 static void *grow(plan *pl, void *arr, size_t n, size_t *cap, size_t elem)
 {
-	if (n < *cap)
-		return arr;
-	size_t ncap = *cap ? *cap * 2 : 32;
-	void *na = zsp_arena_alloc(pl->a, ncap * elem);
-	if (!na)
-		return NULL;
-	if (arr)
-		memcpy(na, arr, n * elem);
-	*cap = ncap;
-	return na;
+	return zsp_arena_grow(pl->a, arr, n, cap, elem);
 }
 
 static void arg(plan *pl, const char *s)

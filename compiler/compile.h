@@ -52,10 +52,9 @@ typedef struct zsp_cc {
 	bool oom;
 } zsp_cc;
 
-/* Growable arrays in the arena: returns the (possibly moved) array with room for one more. */
-void *zsp_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem);
+/* Growable arrays in the arena (zsp_arena_grow): the (possibly moved) array with room for one more. */
 #define ZSP_PUSH(cc, arr, n, cap)                                                        \
-	((arr) = zsp_grow((cc)->a, (arr), (n), &(cap), sizeof(*(arr))),                  \
+	((arr) = zsp_arena_grow((cc)->a, (arr), (n), &(cap), sizeof(*(arr))),            \
 	 (arr) ? &(arr)[(n)++] : ((cc)->oom = true, (void *)0))
 
 /* load.c: reads the root file and its includes into cc->files. */

@@ -14,19 +14,6 @@
 #include "lang/buf.h"
 #include "compiler/compile.h"
 
-void *zsp_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return arr;
-	size_t ncap = *cap ? *cap * 2 : 8;
-	void *p = zsp_arena_calloc(a, ncap, elem);
-	if (!p)
-		return NULL;
-	if (n)
-		memcpy(p, arr, n * elem);
-	*cap = ncap;
-	return p;
-}
 
 /* Reads a whole policy file, at most ZSP_SOURCE_MAX bytes. Only a regular file qualifies
  * (a pipe too for the file named on the command line): opening is non-blocking and the type

@@ -57,16 +57,10 @@ static int trace(zsp_arena *a, zsp_verdict *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (v->ntrace == v->trace_cap) {
-		size_t cap = v->trace_cap ? v->trace_cap * 2 : 16;
-		const char **t = zsp_arena_calloc(a, cap, sizeof(*t));
-		if (!t)
-			return -1;
-		if (v->ntrace)
-			memcpy(t, v->trace, v->ntrace * sizeof(*t));
-		v->trace = t;
-		v->trace_cap = cap;
-	}
+	const char **t = zsp_arena_grow(a, v->trace, v->ntrace, &v->trace_cap, sizeof(*t));
+	if (!t)
+		return -1;
+	v->trace = t;
 	v->trace[v->ntrace] = zsp_arena_strdup(a, buf);
 	return v->trace[v->ntrace++] ? 0 : -1;
 }

@@ -150,3 +150,19 @@ char *zsp_arena_printf(zsp_arena *a, const char *fmt, ...)
 	va_end(ap);
 	return p;
 }
+
+void *zsp_arena_grow(zsp_arena *a, void *arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	size_t ncap = *cap ? *cap * 2 : 8;
+	if (ncap < *cap || (elem && ncap > SIZE_MAX / elem))
+		return NULL;
+	void *p = zsp_arena_calloc(a, ncap, elem);
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, arr, n * elem);
+	*cap = ncap;
+	return p;
+}
