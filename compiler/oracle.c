@@ -588,10 +588,12 @@ static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *
 		if (!texts[k])
 			continue;
 		int m;
+		bool hit = false;
 		if (r->is_path)
 			m = zsp_glob_match(r->pattern, texts[k]);
 		else
-			m = zsp_regex_search(o->re[ti][ri], texts[k], strlen(texts[k]));
+			m = zsp_regex_search(o->re[ti][ri], texts[k], strlen(texts[k]), &hit) == ZSP_OK
+				    ? hit : -1;   /* a failed search: fail closed, as the caller says */
 		if (m)
 			return m;
 	}

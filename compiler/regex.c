@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compiler/regex.h"
+#include "compiler/zsp.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -69,10 +70,11 @@ void zsp_regex_free(zsp_regex *re)
 	free(re);
 }
 
-int zsp_regex_search(zsp_regex *re, const char *subject, size_t len)
+int zsp_regex_search(zsp_regex *re, const char *subject, size_t len, bool *matched)
 {
 	int rc = pcre2_match(re->code, (PCRE2_SPTR)subject, len, 0, 0, re->md, re->mc);
-	if (rc >= 0)
-		return 1;
-	return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+	*matched = rc >= 0;
+	if (rc >= 0 || rc == PCRE2_ERROR_NOMATCH)
+		return ZSP_OK;
+	return rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ? ZSP_EUSAGE : ZSP_EINTERNAL;
 }

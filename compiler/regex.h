@@ -20,8 +20,8 @@ typedef struct zsp_regex zsp_regex;
 /* NULL if the pattern does not compile or on out-of-memory. JIT-compiled where available. */
 zsp_regex *zsp_regex_compile(const char *pattern, bool case_sensitive);
 void zsp_regex_free(zsp_regex *re);
-/* Unanchored search: 1 match, 0 no match, -1 the match limit was reached or the engine
- * failed (callers fail closed). */
-int zsp_regex_search(zsp_regex *re, const char *subject, size_t len);
+/* Unanchored search: ZSP_OK with *matched; ZSP_EUSAGE when the match limit refused the subject,
+ * ZSP_EINTERNAL when the engine failed (then *matched is false, and callers fail closed). */
+int zsp_regex_search(zsp_regex *re, const char *subject, size_t len, bool *matched);
 
 #endif

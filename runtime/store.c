@@ -1062,9 +1062,10 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int decision = sqlite3_column_int(st, 2);
 		zsp_regex *re = regex_get(s, col_text(st, 3));
-		int m = re ? zsp_regex_search(re, arg, arglen) : -1;
+		bool hit = false;
+		int searched = re ? zsp_regex_search(re, arg, arglen, &hit) : ZSP_EINTERNAL;
 		/* a search that fails counts for a deny grant, never for an allow grant */
-		if (m == 1 || (m < 0 && decision == ZSP_ANSWER_DENY))
+		if ((searched == ZSP_OK && hit) || (searched != ZSP_OK && decision == ZSP_ANSWER_DENY))
 			consider(l, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), decision);
 	}
 	sqlite3_reset(st);
