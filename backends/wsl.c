@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "backends/wsl.h"
+#include "lang/err.h"
 #include "compiler/zsp.h"
 #include "lang/buf.h"
 
@@ -18,23 +19,9 @@ static void sb_repeat(zsp_buf *b, char c, size_t n)
 		zsp_buf_putc(b, c);
 }
 
-/* A path refused: the reason into why; ZSP_EUSAGE. */
-__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whylen, const char *fmt, ...)
-{
-	if (whylen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return ZSP_EUSAGE;
-}
-
 static int nomem(char *why, size_t whylen)
 {
-	if (whylen)
-		snprintf(why, whylen, "out of memory");
-	return ZSP_EINTERNAL;
+	return zsp_err(why, whylen, ZSP_EINTERNAL, "out of memory");
 }
 
 static bool is_sep(char c)
@@ -111,7 +98,7 @@ static int append_components(zsp_buf *b, size_t root, const char *rest, bool ver
 			continue;
 		bool dot = n == 1 && c[0] == '.', dotdot = n == 2 && c[0] == '.' && c[1] == '.';
 		if ((dot || dotdot) && verbatim)
-			return fail(why, whylen, "`%.*s` in a \\\\?\\ path, which Windows takes literally: give the path without it",
+			return zsp_err(why, whylen, ZSP_EUSAGE, "`%.*s` in a \\\\?\\ path, which Windows takes literally: give the path without it",
 				    (int)n, c);
 		if (dot)
 			continue;
@@ -126,10 +113,10 @@ static int append_components(zsp_buf *b, size_t root, const char *rest, bool ver
 			continue;
 		}
 		if (memchr(c, ':', n))
-			return fail(why, whylen, "`%.*s` holds a `:`, which names an alternate data stream on Windows",
+			return zsp_err(why, whylen, ZSP_EUSAGE, "`%.*s` holds a `:`, which names an alternate data stream on Windows",
 				    (int)n, c);
 		if (!verbatim && (c[n - 1] == '.' || c[n - 1] == ' '))
-			return fail(why, whylen,
+			return zsp_err(why, whylen, ZSP_EUSAGE,
 				    "the name `%.*s` ends with a %s, which Windows strips and Linux keeps: give it without",
 				    (int)n, c, c[n - 1] == '.' ? "dot" : "space");
 		zsp_buf_add(b, "/", 1);
@@ -143,18 +130,18 @@ static int unc_path(zsp_buf *b, const char *s, bool verbatim, const char *distri
 {
 	size_t host = component_len(s);
 	if (host == 0)
-		return fail(why, whylen, "a UNC path needs a server name");
+		return zsp_err(why, whylen, ZSP_EUSAGE, "a UNC path needs a server name");
 	const char *share = s + host + (is_sep(s[host]) ? 1 : 0);
 	size_t nshare = component_len(share);
 	if (!wsl_host(s, host))
-		return fail(why, whylen,
+		return zsp_err(why, whylen, ZSP_EUSAGE,
 			    "\\\\%.*s\\%.*s is a network share, which has no Linux path in WSL: mount it in the "
 			    "distribution and give its Linux path",
 			    (int)host, s, (int)nshare, share);
 	if (nshare == 0)
-		return fail(why, whylen, "\\\\%.*s names no distribution", (int)host, s);
+		return zsp_err(why, whylen, ZSP_EUSAGE, "\\\\%.*s names no distribution", (int)host, s);
 	if (distribution && (strlen(distribution) != nshare || strncasecmp(share, distribution, nshare) != 0))
-		return fail(why, whylen, "the path is in distribution `%.*s`, but the command runs in `%s`",
+		return zsp_err(why, whylen, ZSP_EUSAGE, "the path is in distribution `%.*s`, but the command runs in `%s`",
 			    (int)nshare, share, distribution);
 	return append_components(b, 0, share + nshare, verbatim, why, whylen);
 }
@@ -173,7 +160,7 @@ int zsp_wsl_path(const char *path, const char *distribution, char **out, char *w
 	if (whylen)
 		why[0] = '\0';
 	if (!path || !*path)
-		return fail(why, whylen, "the path is empty");
+		return zsp_err(why, whylen, ZSP_EUSAGE, "the path is empty");
 	if (path[0] == '/') {
 		*out = strdup(path);
 		return *out ? ZSP_OK : nomem(why, whylen);
@@ -191,17 +178,17 @@ int zsp_wsl_path(const char *path, const char *distribution, char **out, char *w
 		else if (strncasecmp(s + 2, "UNC", 3) == 0 && is_sep(s[5]))
 			rc = unc_path(&b, s + 6, verbatim, distribution, why, whylen);
 		else
-			rc = fail(why, whylen, "a device path (\\\\%c\\ without a drive `X:\\` or `UNC\\`) has no Linux path",
+			rc = zsp_err(why, whylen, ZSP_EUSAGE, "a device path (\\\\%c\\ without a drive `X:\\` or `UNC\\`) has no Linux path",
 				  s[0]);
 	} else if (is_drive(path)) {
 		rc = is_sep(path[2]) ? drive_path(&b, path, false, why, whylen)
-				     : fail(why, whylen, "`%c:` without a backslash is relative to the current directory "
+				     : zsp_err(why, whylen, ZSP_EUSAGE, "`%c:` without a backslash is relative to the current directory "
 						   "of drive %c: give an absolute path (%c:\\...)",
 					    path[0], path[0] & ~0x20, path[0] & ~0x20);
 	} else if (path[0] == '\\') {
-		rc = fail(why, whylen, "a path from the root of the current drive (`\\...`): give the drive (C:\\...)");
+		rc = zsp_err(why, whylen, ZSP_EUSAGE, "a path from the root of the current drive (`\\...`): give the drive (C:\\...)");
 	} else {
-		rc = fail(why, whylen, "a relative path: give an absolute one");
+		rc = zsp_err(why, whylen, ZSP_EUSAGE, "a relative path: give an absolute one");
 	}
 	if (rc == ZSP_OK && b.len == 0)
 		zsp_buf_add(&b, "/", 1);

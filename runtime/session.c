@@ -11,6 +11,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/oracle.h"
+#include "lang/err.h"
 #include "runtime/decide.h"
 #include "runtime/session.h"
 
@@ -30,27 +31,6 @@ struct zsp_session {
 	char *thread, *project, *store_error;
 	char hash[65];       /* the policy's, for the audit trail */
 };
-
-/* The message into err (when errlen is not 0: NUL-terminated, cut to fit); returns status. */
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return status;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return status;
-}
-
-/* No message yet: err empty (when it can hold one). */
-static void clear_err(char *err, size_t errlen)
-{
-	if (err && errlen)
-		err[0] = '\0';
-}
 
 /* ---- sessions --------------------------------------------------------------------------- */
 
@@ -267,11 +247,11 @@ int zsp_session_record_answer(zsp_session *s, const char *request, int answer, c
 			      char *err, size_t errlen)
 {
 	char msg[512];
-	clear_err(err, errlen);
+	zsp_err_clear(err, errlen);
 	if (!s->ctx.record)
 		return ZSP_OK;
 	if (zsp_decider_record_answer(s->d, request, answer, how, &s->ctx, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, errlen, ZSP_EIO, "audit trail: %s", msg);
+		return zsp_err(err, errlen, ZSP_EIO, "audit trail: %s", msg);
 	return ZSP_OK;
 }
 
@@ -281,13 +261,13 @@ int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char *err
 {
 	char msg[1024];
 	*out = NULL;
-	clear_err(err, errlen);
+	zsp_err_clear(err, errlen);
 	zsp_grants *g = calloc(1, sizeof(*g));
 	if (!g)
-		return fail(err, errlen, ZSP_EINTERNAL, "out of memory");
+		return zsp_err(err, errlen, ZSP_EINTERNAL, "out of memory");
 	if (zsp_store_open(where, &g->store, msg, sizeof(msg)) != ZSP_OK) {
 		free(g);
-		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
+		return zsp_err(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	}
 	*out = g;
 	return ZSP_OK;
@@ -296,9 +276,9 @@ int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char *err
 int zsp_grants_open(const char *state_dir, zsp_grants **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	clear_err(err, errlen);
+	zsp_err_clear(err, errlen);
 	if (state_dir && state_dir[0] != '/')
-		return fail(err, errlen, ZSP_EUSAGE, "grant store: the state directory must be absolute (got '%s')",
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: the state directory must be absolute (got '%s')",
 			    state_dir);
 	/* an embedder's thread grants are its own: in this process's memory, gone with g */
 	zsp_store_where where = { state_dir, NULL, true };
@@ -318,9 +298,9 @@ int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *
 		   size_t errlen)
 {
 	char msg[1024], canon[PATH_MAX];
-	clear_err(err, errlen);
+	zsp_err_clear(err, errlen);
 	if (!spec)
-		return fail(err, errlen, ZSP_EUSAGE, "grant store: invalid grant: none given");
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: invalid grant: none given");
 	zsp_grant gr = {
 		.scope = spec->scope,
 		.thread = spec->thread,
@@ -336,16 +316,16 @@ int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *
 	/* canonical, as zsp_session_use_grants makes the session's project */
 	if (spec->project) {
 		if (spec->project[0] != '/' || !realpath(spec->project, canon))
-			return fail(err, errlen, ZSP_EUSAGE, "grant store: invalid grant: the project must be an "
+			return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: invalid grant: the project must be an "
 				    "existing absolute directory (got '%s')", spec->project);
 		gr.project = canon;
 	}
 	/* a grant the store refuses to take is the caller's mistake; any other failure the store's */
 	if (zsp_store_validate(&gr, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, errlen, ZSP_EUSAGE, "grant store: %s", msg);
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: %s", msg);
 	int64_t gid;
 	if (zsp_store_add(g->store, &gr, &gid, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
+		return zsp_err(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	if (id)
 		*id = (long long)gid;
 	return ZSP_OK;
@@ -355,11 +335,11 @@ int zsp_grants_revoke(zsp_grants *g, long long id, int *found, char *err, size_t
 {
 	char msg[1024];
 	bool there = false;
-	clear_err(err, errlen);
+	zsp_err_clear(err, errlen);
 	if (found)
 		*found = 0;
 	if (zsp_store_revoke(g->store, (int64_t)id, &there, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
+		return zsp_err(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	/* no such grant is not an error: the caller learns it through *found */
 	if (found)
 		*found = there;
@@ -370,11 +350,11 @@ int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char 
 {
 	char msg[1024];
 	int n = 0;
-	clear_err(err, errlen);
+	zsp_err_clear(err, errlen);
 	if (!thread || !*thread)
-		return fail(err, errlen, ZSP_EUSAGE, "grant store: ending a thread needs its ID");
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: ending a thread needs its ID");
 	if (zsp_store_end_thread(g->store, thread, &n, msg, sizeof(msg)) != ZSP_OK)
-		return fail(err, errlen, ZSP_EIO, "grant store: %s", msg);
+		return zsp_err(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	if (removed)
 		*removed = n;
 	return ZSP_OK;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compiler/path.h"
+#include "lang/err.h"
 #include "runtime/store.h"
 
 #include <errno.h>
@@ -115,16 +116,6 @@ struct zsp_store {
 /* Internal helpers, like the public calls, return an enum zsp_status (store.h): fail() fills
  * err and returns ZSP_EIO (a database or file failure), refuse() ZSP_EUSAGE (what the caller
  * gave is refused), no_memory() ZSP_EINTERNAL. */
-static int vfail(int status, char *err, size_t errlen, const char *fmt, va_list ap)
-	__attribute__((format(printf, 4, 0)));
-
-static int vfail(int status, char *err, size_t errlen, const char *fmt, va_list ap)
-{
-	if (err && errlen)
-		vsnprintf(err, errlen, fmt, ap);
-	return status;
-}
-
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int refuse(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -133,7 +124,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int rc = vfail(ZSP_EIO, err, errlen, fmt, ap);
+	int rc = zsp_verr(err, errlen, ZSP_EIO, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -142,16 +133,14 @@ static int refuse(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int rc = vfail(ZSP_EUSAGE, err, errlen, fmt, ap);
+	int rc = zsp_verr(err, errlen, ZSP_EUSAGE, fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
 static int no_memory(char *err, size_t errlen)
 {
-	if (err && errlen)
-		snprintf(err, errlen, "out of memory");
-	return ZSP_EINTERNAL;
+	return zsp_err(err, errlen, ZSP_EINTERNAL, "out of memory");
 }
 
 /* A one-line reason for an SQLite failure on d, with what to do about it. */
