@@ -40,7 +40,7 @@ static void set(zsp_builtin_params *out, const char *name, char *buf, size_t siz
 size_t zsp_builtin_params_fill(zsp_builtin_params *out, uid_t uid, const struct passwd *pw,
 			       char *const *env, const char *workspace)
 {
-	memset(out, 0, sizeof(*out));
+	out->n = 0;   /* the value buffers are written as they are used: no 12 KiB memset per run */
 	const char *home = zsp_env_get(env, "HOME");
 	const char *tmp = zsp_env_get(env, "TMPDIR");
 	if (!home || home[0] != '/')

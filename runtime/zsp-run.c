@@ -572,7 +572,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct run_opts o = { 0 };
+	static struct run_opts o;   /* static: zero without a memset of its 12 KiB of paths */
 	zsp_cli_init("zsp-run");
 	zsp_cli_compile_init(&o.cc, argc);
 	int rc = parse_and_run(&o, argc, argv);
