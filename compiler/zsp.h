@@ -66,7 +66,10 @@ enum zsp_answer {
 };
 
 /* A session answers requests for one policy of a compiled set (policy NULL: the set's only
- * policy; ZSP_EUSAGE when it has several or none of that name). workspace and home are
+ * policy; ZSP_EUSAGE when it has several or none of that name). ZSP_EUSAGE too when a rule of
+ * the policy names a parameter that has no value (`~` is ${HOME}: define HOME, WORKSPACE and the
+ * others the policy uses with zsp_compiler_define before compiling): such a rule names no place,
+ * and a `deny "~/.ssh"` without HOME would deny nothing. workspace and home are
  * absolute paths (relative request paths, `~`, symlink escapes) or NULL. The set must outlive
  * the session. A session is not thread-safe: use one per thread. */
 int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *workspace,

@@ -46,6 +46,23 @@ void zsp_session_free(zsp_session *s)
 	free(s);
 }
 
+/* A rule of p that names a parameter without a value, or NULL. Such a rule names no place, so
+ * the oracle would pass over it: a `deny "~/.ssh"` compiled without HOME would deny nothing. */
+static const char *unresolved_rule(const zsp_ir_policy *p)
+{
+	for (size_t i = 0; i < p->nfs; i++)
+		if (strstr(p->fs[i].path, "${"))
+			return p->fs[i].path;
+	for (size_t i = 0; i < p->nunix; i++)
+		if (strstr(p->unix_socks[i].path, "${"))
+			return p->unix_socks[i].path;
+	for (size_t t = 0; t < p->ntools; t++)
+		for (size_t j = 0; j < p->tools[t].nrules; j++)
+			if (p->tools[t].rules[j].is_path && strstr(p->tools[t].rules[j].pattern, "${"))
+				return p->tools[t].rules[j].pattern;
+	return NULL;
+}
+
 int zsp_session_new_env(const zsp_policy_set *set, const char *policy, const zsp_oracle_env *env,
 			zsp_session **out)
 {
@@ -72,6 +89,13 @@ int zsp_session_new_env(const zsp_policy_set *set, const char *policy, const zsp
 int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *workspace,
 		    const char *home, zsp_session **out)
 {
+	/* An embedder's session fails closed: it never decides with a rule that names a parameter
+	 * the host did not define (HOME, WORKSPACE: zsp_compiler_define before compiling). zspc and
+	 * zsp-run always define the built-in ones (compiler/params.c); test blocks define their own. */
+	const zsp_ir_policy *p = zsp_ir_pick_policy(zsp_policy_set_ir(set), policy);
+	*out = NULL;
+	if (p && unresolved_rule(p))
+		return ZSP_EUSAGE;
 	zsp_oracle_env env = { workspace, home, true };
 	return zsp_session_new_env(set, policy, &env, out);
 }
