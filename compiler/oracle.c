@@ -17,6 +17,7 @@
 #include "compiler/checks.h"
 #include "compiler/hardening.h"
 #include "compiler/oracle.h"
+#include "lang/buf.h"
 #include "compiler/path.h"
 #include "compiler/regex.h"
 #include "compiler/shell.h"
@@ -973,6 +974,31 @@ static int put_utf8(char *out, unsigned long c)
 	out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
 	out[3] = (char)(0x80 | (c & 0x3F));
 	return 4;
+}
+
+char *zsp_request_text(const zsp_ir_request *req)
+{
+	zsp_buf b = { 0 };
+	zsp_buf_puts(&b, req->kind);
+	for (size_t i = 0; i < req->nargs; i++) {
+		zsp_buf_puts(&b, " \"");
+		for (const unsigned char *c = (const unsigned char *)req->args[i]; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				zsp_buf_printf(&b, "\\%c", *c);
+			else if (*c == '\n')
+				zsp_buf_puts(&b, "\\n");
+			else if (*c == '\t')
+				zsp_buf_puts(&b, "\\t");
+			else if (*c == '\r')
+				zsp_buf_puts(&b, "\\r");
+			else if (*c < 0x20 || *c == 0x7f)
+				zsp_buf_printf(&b, "\\x%02x", *c);
+			else
+				zsp_buf_putc(&b, (char)*c);
+		}
+		zsp_buf_putc(&b, '"');
+	}
+	return zsp_buf_take(&b, NULL);
 }
 
 int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char *err, size_t errsize)

@@ -54,6 +54,11 @@ const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n);
  * errsize is 0). */
 int zsp_request_parse(zsp_arena *a, const char *text, zsp_ir_request *out, char *err, size_t errsize);
 
+/* The request written in that syntax, each argument quoted so that zsp_request_parse reads it
+ * back exactly (`"` and `\` escaped, newline, tab, CR as \n \t \r, other control bytes as
+ * \xHH): what zsp-run -c asks and what the audit trail keeps. malloc'd; NULL on out-of-memory. */
+char *zsp_request_text(const zsp_ir_request *req);
+
 /* Checks kind and argument count (the same table the compiler uses for `expect`). */
 bool zsp_request_valid(const zsp_ir_request *req, char *err, size_t errsize);
 

@@ -110,32 +110,14 @@ const unsigned *zsp_session_hits(const zsp_session *s, size_t *n)
 	return zsp_decider_hits(s->d, n);
 }
 
-/* `KIND "ARG"...` as zsp_request_parse reads it: what the audit trail keeps of a parsed request. */
-static const char *request_text(zsp_arena *a, const zsp_ir_request *req)
-{
-	const char *s = req->kind;
-	for (size_t i = 0; s && i < req->nargs; i++) {
-		size_t n = strlen(req->args[i]);
-		char *q = zsp_arena_alloc(a, 2 * n + 1), *o = q;
-		if (!q)
-			return NULL;
-		for (const char *c = req->args[i]; *c; c++) {
-			if (*c == '"' || *c == '\\')
-				*o++ = '\\';
-			*o++ = *c;
-		}
-		*o = 0;
-		s = zsp_arena_printf(a, "%s \"%s\"", s, q);
-	}
-	return s;
-}
-
 static int decide(zsp_session *s, const char *text, const zsp_ir_request *req, bool explain,
 		  zsp_session_result *r)
 {
-	if (!text && s->ctx.record && !(text = request_text(s->a, req)))
+	char *made = NULL;
+	if (!text && s->ctx.record && !(text = made = zsp_request_text(req)))
 		return r->status = ZSP_EINTERNAL;
 	int rc = zsp_decider_decide(s->d, s->a, text, req, explain, &s->ctx, &s->v, &s->x);
+	free(made);
 	if (rc == ZSP_EINTERNAL)
 		return r->status = rc;
 	r->req = req;

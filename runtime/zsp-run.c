@@ -105,32 +105,6 @@ static int print_plan(const zsp_launch *l)
 	return rc;
 }
 
-/* `terminal "COMMAND"` in the request syntax zsp_request_parse reads. malloc'd. */
-static char *terminal_request(const char *command)
-{
-	size_t len = strlen(command);
-	char *req = malloc(sizeof("terminal \"\"") + 4 * len), *r = req;
-	if (!req)
-		return NULL;
-	r += sprintf(r, "terminal \"");
-	for (const unsigned char *c = (const unsigned char *)command; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			*r++ = '\\', *r++ = (char)*c;
-		else if (*c == '\n')
-			*r++ = '\\', *r++ = 'n';
-		else if (*c == '\t')
-			*r++ = '\\', *r++ = 't';
-		else if (*c == '\r')
-			*r++ = '\\', *r++ = 'r';
-		else if (*c < 0x20 || *c == 0x7F)
-			r += sprintf(r, "\\x%02x", *c);
-		else
-			*r++ = (char)*c;
-	}
-	strcpy(r, "\"");
-	return req;
-}
-
 /* Everything one -c decision needs, and what it found. */
 struct gate {
 	const struct run_opts *o;
@@ -366,7 +340,9 @@ static int gate(const struct run_opts *o, const zsp_policy_set *set, const zsp_i
 		zsp_warn("%s %s: %s", o->project ? "--project" : "the project directory (WORKSPACE)", pdir, why);
 		return ZSP_EUSAGE;
 	}
-	if (!(g.request = terminal_request(o->command)))
+	const char *args[] = { o->command };
+	zsp_ir_request req = { "terminal", args, 1 };
+	if (!(g.request = zsp_request_text(&req)))
 		zsp_die_oom();
 	if ((rc = gate_session(&g, set, workspace, home)) == 0 && (rc = gate_decide(&g)) == 0) {
 		if (g.answer == ZSP_ANSWER_DENY) {

@@ -10,6 +10,7 @@
 #include "lang/diag.h"
 #include "lang/hint.h"
 #include "lang/source.h"
+#include "compiler/oracle.h"
 #include "compiler/regex.h"
 
 struct capture {
@@ -352,12 +353,40 @@ static void test_regex_limit(void)
 	CU_ASSERT_PTR_NULL(zsp_regex_compile("(", false));
 }
 
+/* zsp_request_text writes what zsp_request_parse reads back exactly: zsp-run -c asks the oracle
+ * about the command through it, so a command must not be able to change in the round trip. */
+static void test_request_text(void)
+{
+	static const char *const args[] = {
+		"ls -la", "say \"hi\"", "back\\slash\\", "line\nbreak\ttab\rcr", "\x01\x1b[2J\x7f",
+		"caf\xc3\xa9 \xe2\x80\xae", "", "\\\"", "a\"; rm -rf / #",
+	};
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		const char *one[] = { args[i], "second \"arg\"" };
+		zsp_ir_request req = { "copy_path", one, 2 };
+		char *text = zsp_request_text(&req);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+		zsp_arena *a = zsp_arena_new();
+		zsp_ir_request back;
+		char err[256];
+		CU_ASSERT_EQUAL(zsp_request_parse(a, text, &back, err, sizeof(err)), ZSP_OK);
+		CU_ASSERT_STRING_EQUAL(back.kind, "copy_path");
+		CU_ASSERT_EQUAL_FATAL(back.nargs, 2);
+		CU_ASSERT_STRING_EQUAL(back.args[0], args[i]);
+		CU_ASSERT_STRING_EQUAL(back.args[1], "second \"arg\"");
+		CU_ASSERT_PTR_NULL(strchr(text, '\n'));   /* one line, whatever the command holds */
+		zsp_arena_free(a);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 2;
 	CU_pSuite s = CU_add_suite("api", NULL, NULL);
 	if (!s || !CU_add_test(s, "compile ok", test_compile_ok) ||
+	    !CU_add_test(s, "request text", test_request_text) ||
 	    !CU_add_test(s, "diagnostic text", test_diagnostic_text) ||
 	    !CU_add_test(s, "werror", test_werror) ||
 	    !CU_add_test(s, "defines and options", test_defines) ||
