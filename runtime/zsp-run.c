@@ -298,7 +298,8 @@ static int gate_session(struct gate *g, const zsp_policy_set *set, const char *w
 	if (rc == ZSP_EINTERNAL)
 		zsp_die_oom();
 	if (rc != ZSP_OK) {
-		zsp_warn("WORKSPACE and HOME must be absolute paths");
+		zsp_warn("the policy cannot be asked: WORKSPACE and HOME must be absolute paths, and every "
+			 "parameter its rules name needs a value (-D NAME=VALUE)");
 		return ZSP_EUSAGE;
 	}
 	zsp_store_where where = { .state_dir = o->state_dir, .runtime_dir = o->runtime_dir };
