@@ -85,14 +85,9 @@ static int plan_status(plan *pl)
 	return ZSP_EINTERNAL;
 }
 
-static void *grow(plan *pl, void *arr, size_t n, size_t *cap, size_t elem)
-{
-	return zsp_arena_grow(pl->a, arr, n, cap, elem);
-}
-
 static void arg(plan *pl, const char *s)
 {
-	char **na = grow(pl, pl->argv, pl->argc, &pl->argcap, sizeof(char *));
+	char **na = zsp_arena_grow(pl->a, pl->argv, pl->argc, &pl->argcap, sizeof(char *));
 	char *dup = na ? zsp_arena_strdup(pl->a, s) : NULL;
 	if (!dup) {
 		nomem(pl);
@@ -113,7 +108,7 @@ static void args(plan *pl, const char *a1, const char *a2, const char *a3)
 
 static void push_str(plan *pl, char ***arr, size_t *n, size_t *cap, const char *s)
 {
-	char **na = grow(pl, *arr, *n, cap, sizeof(char *));
+	char **na = zsp_arena_grow(pl->a, *arr, *n, cap, sizeof(char *));
 	char *dup = na ? zsp_arena_strdup(pl->a, s) : NULL;
 	if (!dup) {
 		nomem(pl);
@@ -288,7 +283,7 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *missing_from, int access,
 			  bool protect, bool pin, bool untrusted, const zsp_ir_fs_rule *r)
 {
-	ent *ne = grow(pl, pl->ents, pl->n, &pl->cap, sizeof(ent));
+	ent *ne = zsp_arena_grow(pl->a, pl->ents, pl->n, &pl->cap, sizeof(ent));
 	if (!ne) {
 		nomem(pl);
 		return;

@@ -383,6 +383,7 @@ static int run(struct run_opts *o, char *const *cmd)
 	zsp_arena *a = zsp_arena_new();
 	zsp_diag *d = zsp_compiler_diag(c);
 	zsp_launch l;
+	bool ready = false;
 	if (!a)
 		zsp_die_oom();
 	if (!cwd) {
@@ -391,16 +392,17 @@ static int run(struct run_opts *o, char *const *cmd)
 	} else if ((rc = zsp_launch_prepare(&l, p, a, d, cwd, environ, !o->no_proc)) != ZSP_OK) {
 		rc = rc == ZSP_EPOLICY ? ZSP_EPOLICY : ZSP_RUN_ESETUP;
 		zsp_launch_release(&l);
-		cwd = (free(cwd), NULL);
+	} else {
+		ready = true;
 	}
 	/* the run's one summary line, before the command's own output */
 	zsp_cli_summary(c);
-	if (cwd && o->command && (rc = gate(o, set, p)) != 0) {
+	if (ready && o->command && (rc = gate(o, set, p)) != 0) {
 		zsp_launch_release(&l);
-	} else if (cwd && o->print) {
+	} else if (ready && o->print) {
 		rc = print_plan(&l);
 		zsp_launch_release(&l);
-	} else if (cwd) {
+	} else if (ready) {
 		const char *why = NULL;
 		if (o->command)
 			cmd = sh_c;

@@ -33,9 +33,8 @@ static int emit_ir(const struct zspc_opts *o, const char *file)
 	return rc;
 }
 
-/* Lowers the policy with backend b and writes what it made. in is filled but for the policy. */
-static int lower(const struct zspc_opts *o, const zsp_backend *b, zsp_compiler *c,
-		 const zsp_policy_set *set, zsp_backend_input *in)
+int zspc_emit_lower(const struct zspc_opts *o, const zsp_backend *b, zsp_compiler *c,
+		    const zsp_policy_set *set, zsp_backend_input *in)
 {
 	if (!(in->p = zsp_cli_pick_policy(zsp_policy_set_ir(set), o->policy)))
 		return ZSP_EUSAGE;
@@ -78,7 +77,7 @@ int zspc_emit(const struct zspc_opts *o, const char *file)
 		zsp_backend_input in = { .source = file, .environ = environ, .machine = &m,
 					 .chdir = zsp_builtin_params_get(&m, "WORKSPACE"),
 					 .command = o->command, .ncommand = o->ncommand, .nul = o->nul };
-		rc = lower(o, b, c, set, &in);
+		rc = zspc_emit_lower(o, b, c, set, &in);
 	}
 	zsp_cli_summary(c);
 	zsp_policy_set_free(set);
@@ -110,11 +109,4 @@ int zspc_verify(const struct zspc_opts *o, const char *file)
 	zsp_warn("--verify needs zsp-run, which cannot be run from %s: %s", run, strerror(errno));
 	free(argv);
 	return ZSP_EINTERNAL;
-}
-
-/* For emit_wsl.c: lowers a compiled set with b (the wsl row) and writes it. */
-int zspc_emit_lower(const struct zspc_opts *o, const zsp_backend *b, zsp_compiler *c,
-		    const zsp_policy_set *set, zsp_backend_input *in)
-{
-	return lower(o, b, c, set, in);
 }

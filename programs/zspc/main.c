@@ -69,6 +69,21 @@ zsp_compiler *zspc_compiler(const struct zspc_opts *o, const zsp_builtin_params 
 	return c;
 }
 
+/* An absolute value of parameter name in p, or NULL. */
+static const char *param_value(const zsp_ir_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->nparams; i++)
+		if (strcmp(p->params[i].name, name) == 0)
+			return p->params[i].value && p->params[i].value[0] == '/' ? p->params[i].value : NULL;
+	return NULL;
+}
+
+zsp_oracle_env zspc_oracle_env(const zsp_ir_policy *p, bool resolve_symlinks)
+{
+	zsp_oracle_env env = { param_value(p, "WORKSPACE"), param_value(p, "HOME"), resolve_symlinks };
+	return env;
+}
+
 int zspc_compile(const struct zspc_opts *o, const zsp_builtin_params *builtins, const char *file,
 		 zsp_policy_set **set)
 {

@@ -50,14 +50,6 @@ void zspc_print_explain(FILE *f, const zsp_ir_policy *p, const zsp_verdict *v, c
 
 /* An absolute value of parameter name in p, or NULL: the workspace and home the oracle gets are
  * the ones the policy was compiled with. */
-static const char *param_value(const zsp_ir_policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->nparams; i++)
-		if (strcmp(p->params[i].name, name) == 0)
-			return p->params[i].value && p->params[i].value[0] == '/' ? p->params[i].value : NULL;
-	return NULL;
-}
-
 static bool wants_grants(const struct zspc_opts *o)
 {
 	return o->thread || o->project || o->record || o->state_dir || o->runtime_dir;
@@ -168,7 +160,7 @@ int zspc_query(const struct zspc_opts *o, const char *file)
 		rc = ZSP_EUSAGE;
 		goto out;
 	}
-	zsp_oracle_env env = { param_value(p, "WORKSPACE"), param_value(p, "HOME"), o->resolve_symlinks };
+	zsp_oracle_env env = zspc_oracle_env(p, o->resolve_symlinks);
 	if ((rc = zsp_session_new_env(set, p->name, &env, &s)) != ZSP_OK)
 		goto out;
 	if (wants_grants(o) && (rc = attach_grants(o, s, &g)) != ZSP_OK)

@@ -12,14 +12,6 @@
 #include "programs/zspc/zspc.h"
 #include "runtime/session.h"
 
-static const char *param_value(const zsp_ir_policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->nparams; i++)
-		if (strcmp(p->params[i].name, name) == 0)
-			return p->params[i].value && p->params[i].value[0] == '/' ? p->params[i].value : NULL;
-	return NULL;
-}
-
 /* Compiles file with tc after the test block's definitions (a command line's -D, given to tc by
  * zspc_compiler, is defined again after them so that it wins). */
 static int compile_with(zsp_compiler *tc, const struct zspc_opts *o, const zsp_ir_test *test,
@@ -162,8 +154,7 @@ int zspc_test(const struct zspc_opts *opts, const char *file)
 		}
 		free(diag.text);
 		const zsp_ir_policy *p = zsp_ir_find_policy(zsp_policy_set_ir(tset), test->policy);
-		zsp_oracle_env env = { p ? param_value(p, "WORKSPACE") : NULL, p ? param_value(p, "HOME") : NULL,
-				       opts->resolve_symlinks };
+		zsp_oracle_env env = p ? zspc_oracle_env(p, opts->resolve_symlinks) : (zsp_oracle_env){ 0 };
 		zsp_session *s = NULL;
 		if (!p || zsp_session_new_env(tset, test->policy, &env, &s) != ZSP_OK) {
 			zsp_policy_set_free(tset);

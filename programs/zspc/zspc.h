@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "compiler/oracle.h"
 #include "runtime/cli.h"
 
 #define ZSPC_EXIT_NO_DECISION 3   /* --query: no decision could be made */
@@ -35,6 +36,8 @@ struct zspc_opts {
 zsp_compiler *zspc_compiler(const struct zspc_opts *o, const zsp_builtin_params *builtins);
 
 struct zsp_ir_policy;
+/* The machine the oracle judges for p: the workspace and home p was compiled with (main.c). */
+zsp_oracle_env zspc_oracle_env(const struct zsp_ir_policy *p, bool resolve_symlinks);
 /* Compiles file with such a compiler and prints the summary line: for modes that lower nothing. */
 int zspc_compile(const struct zspc_opts *o, const zsp_builtin_params *builtins, const char *file,
 		 zsp_policy_set **set);
