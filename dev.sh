@@ -47,7 +47,10 @@ install_packages() {
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
-# configure (once) and build in $1 with configure options $2...
+# The builds the suite runs in read ZSP_BWRAP, ZSP_PROBE and ZSP_DATADIR (configure.ac).
+test_build=--enable-test-overrides
+
+# configure (again when the options changed) and build in $1 with configure options $2...
 build_in() {
 	dir=$1
 	shift
@@ -57,9 +60,11 @@ build_in() {
 		(cd "$top" && autoreconf -fi >/dev/null 2>&1) || { (cd "$top" && autoreconf -fi); exit 1; }
 	fi
 	mkdir -p "$dir"
-	if [ ! -f "$dir/Makefile" ] || [ "$top/configure" -nt "$dir/config.status" ]; then
+	if [ ! -f "$dir/Makefile" ] || [ "$top/configure" -nt "$dir/config.status" ] ||
+	   [ "$(cat "$dir/dev-configure.options" 2>/dev/null)" != "$*" ]; then
 		say "configuring $dir $*"
 		(cd "$dir" && "$top/configure" -q "$@")
+		echo "$*" >"$dir/dev-configure.options"
 	fi
 	make -s -C "$dir" -j"$jobs" >/dev/null
 }
@@ -211,7 +216,7 @@ unprivileged_check() {
 	say "make check as the unprivileged user $user in $src"
 	# from a directory the user can enter, with its own HOME (runuser keeps root's environment)
 	as_user="runuser -u $user -- env HOME=$uhome USER=$user LOGNAME=$user TMPDIR=/tmp"
-	if ! (cd "$src" && $as_user sh -c "./configure -q && make -s -j$jobs") >"$dir/build.out" 2>&1; then
+	if ! (cd "$src" && $as_user sh -c "./configure -q $test_build && make -s -j$jobs") >"$dir/build.out" 2>&1; then
 		say "the unprivileged build failed:"
 		tail -n 40 "$dir/build.out" >&2
 		failed=$((failed + 1))
@@ -227,7 +232,8 @@ unprivileged_check() {
 case "${1:-}" in
 demo)
 	install_packages
-	build_in "$build"
+	# the check's build tree: the demo sets none of the test variables
+	build_in "$build" $test_build
 	# a throwaway workspace with what agents must not touch: a secret and git hooks
 	demo=$build/demo-workspace
 	rm -rf "$demo"
@@ -244,10 +250,10 @@ demo)
 	;;
 check)
 	install_packages "$check_packages"
-	build_in "$build"
+	build_in "$build" $test_build
 	run_tests "$build" check
 	say "AddressSanitizer + UndefinedBehaviorSanitizer build"
-	build_in "$build-asan" --enable-asan --enable-ubsan
+	build_in "$build-asan" $test_build --enable-asan --enable-ubsan
 	run_tests "$build-asan" check
 	say "make distcheck"
 	status=0

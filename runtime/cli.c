@@ -160,6 +160,9 @@ zsp_compiler *zsp_cli_compiler(const zsp_cli_compile *o, const char *const *pres
 		rc = zsp_compiler_define(c, builtins->names[i], builtins->values[i]);
 	for (size_t i = 0; i < o->ndefines && rc == ZSP_OK; i++)
 		rc = zsp_compiler_define(c, o->define_names[i], o->define_values[i]);
+	const char *datadir = zsp_cli_test_override("ZSP_DATADIR");
+	if (datadir)
+		zsp_compiler_set_datadir(c, datadir);
 	if (rc != ZSP_OK)
 		zsp_die_oom();   /* every option was checked when it was read */
 	return c;
@@ -301,4 +304,24 @@ const char *zsp_cli_program_path(const char *name, const char *fallback)
 		return fallback;
 	strcpy(slash + 1, name);
 	return access(buf, X_OK) == 0 ? buf : fallback;
+}
+
+const char *zsp_cli_test_override(const char *name)
+{
+#ifdef ZSP_TEST_OVERRIDES
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+#else
+	(void)name;
+	return NULL;
+#endif
+}
+
+const char *zsp_cli_build_note(void)
+{
+#ifdef ZSP_TEST_OVERRIDES
+	return " (test build: honours ZSP_BWRAP, ZSP_PROBE, ZSP_DATADIR)";
+#else
+	return "";
+#endif
 }

@@ -39,8 +39,9 @@ int zsp_cli_include(zsp_cli_compile *o, const char *dir);
 
 /* A compiler with these options: warning specs in order (first the program's own `preset`,
  * NULL-terminated, then -W, then --strict), the built-in parameters (NULL: none) overridden by
- * every -D. Diagnostics go to stderr and the compilation's summary line is left to the run
- * (zsp_cli_summary), so a run that also lowers prints one. Dies when out of memory. */
+ * every -D, the configured data directory (a test build: $ZSP_DATADIR). Diagnostics go to
+ * stderr and the compilation's summary line is left to the run (zsp_cli_summary), so a run
+ * that also lowers prints one. Dies when out of memory. */
 zsp_compiler *zsp_cli_compiler(const zsp_cli_compile *o, const char *const *preset,
 			       const zsp_builtin_params *builtins);
 /* The one summary line of the run ("2 errors, 1 warning generated."). */
@@ -67,5 +68,12 @@ int zsp_cli_write_output(const char *out, const char *data, size_t len);
 /* A program installed beside the running one (a build tree keeps them together), else fallback.
  * Static storage. */
 const char *zsp_cli_program_path(const char *name, const char *fallback);
+
+/* $name (ZSP_BWRAP, ZSP_PROBE, ZSP_DATADIR) when set and not empty, in a build configured with
+ * --enable-test-overrides; else NULL. Whoever controls an agent host's environment must not
+ * choose the programs zsp-run runs or the files a policy includes. */
+const char *zsp_cli_test_override(const char *name);
+/* What --version prints after the version: "" in a normal build, a warning in a test build. */
+const char *zsp_cli_build_note(void);
 
 #endif

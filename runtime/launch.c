@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/cli.h"
 #include "runtime/launch.h"
 
 #ifndef BWRAP_PATH
@@ -28,8 +29,8 @@ enum { FD_ARGS = 5, FD_STATUS = 6, FD_FIRST_FREE = 7 };
 
 const char *zsp_bwrap_path(void)
 {
-	const char *env = getenv("ZSP_BWRAP");
-	return env && *env ? env : BWRAP_PATH;
+	const char *test = zsp_cli_test_override("ZSP_BWRAP");
+	return test ? test : BWRAP_PATH;
 }
 
 int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d, const char *cwd,

@@ -34,7 +34,7 @@ void zsp_launch_release(zsp_launch *l);
  * HUP, QUIT) are passed on to the sandbox. */
 int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why);
 
-/* The bwrap zsp-run uses: $ZSP_BWRAP when set (tests), else the one found at configure time. */
+/* The bwrap zsp-run uses: the one found at configure time (a test build: $ZSP_BWRAP). */
 const char *zsp_bwrap_path(void);
 
 #endif

@@ -50,11 +50,12 @@ static void to_stderr(void *ctx, const char *text, size_t len)
 	fwrite(text, 1, len, stderr);
 }
 
-/* The probe: $ZSP_PROBE (tests), the one next to this program (a build tree), the installed one. */
+/* The probe: the one next to this program (a build tree), else the installed one (a test
+ * build: $ZSP_PROBE first). */
 static const char *probe_path(void)
 {
-	const char *env = getenv("ZSP_PROBE");
-	return env && *env ? env : zsp_cli_program_path("zsp-probe", ZSP_PROBE_PATH);
+	const char *test = zsp_cli_test_override("ZSP_PROBE");
+	return test ? test : zsp_cli_program_path("zsp-probe", ZSP_PROBE_PATH);
 }
 
 static int mkdirs(const char *path, mode_t mode)

@@ -80,9 +80,6 @@ static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, c
 	static const char *const preset[] = { "no-unenforced", "no-shadowed", NULL };
 	zsp_cli_builtins(&o->builtins, NULL);
 	*c = zsp_cli_compiler(&o->cc, preset, &o->builtins);
-	const char *dd = getenv("ZSP_DATADIR");
-	if (dd && *dd)
-		zsp_compiler_set_datadir(*c, dd);
 	int rc = o->file ? zsp_compile_file(*c, o->file, set)
 			 : zsp_compile_buffer(*c, "<built-in workspace.zsp>", zsp_default_policy,
 					      strlen(zsp_default_policy), set);
@@ -513,7 +510,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 			fputs(usage_text, stdout);
 			return fflush(stdout) == 0 ? 0 : ZSP_EIO;
 		case 'V':
-			printf("zsp-run %s\n", zsp_version());
+			printf("zsp-run %s%s\n", zsp_version(), zsp_cli_build_note());
 			return fflush(stdout) == 0 ? 0 : ZSP_EIO;
 		default:
 			if (optopt) {

@@ -165,5 +165,10 @@ expect 0 "and decides like Zed" -- "$ZSPC" --query 'terminal "ls -la"' "$tmp/zed
 expect 2 "and asks by default" -- "$ZSPC" --query 'terminal "make"' "$tmp/zed.zsp"
 expect 64 "--import of an unknown format" -- "$ZSPC" --import vscode "$tmp/zed.json"
 
+# ZSP_BWRAP, ZSP_PROBE and ZSP_DATADIR are read through zsp_cli_test_override only, which
+# ignores them unless the build is a test build (tests/unit/test_overrides.c)
+check "no source reads ZSP_BWRAP, ZSP_PROBE or ZSP_DATADIR itself" \
+	'! grep -rn "getenv(\"ZSP_\(BWRAP\|PROBE\|DATADIR\)\")" "$src/lang" "$src/compiler" "$src/backends" "$src/runtime" "$src/programs"'
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -23,6 +23,14 @@ if [ ! -x "$ZSPC" ]; then
 	echo "$zsp_suite: no zspc at $ZSPC" >&2
 	exit 99
 fi
+# Only a test build reads ZSP_DATADIR (and the e2e suites' ZSP_BWRAP, ZSP_PROBE).
+case $("$ZSPC" --version 2>&1) in
+*"(test build: honours ZSP_BWRAP, ZSP_PROBE, ZSP_DATADIR)"*) ;;
+*)
+	echo "$zsp_suite: $ZSPC is not a test build: configure with --enable-test-overrides" >&2
+	exit 99
+	;;
+esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/$zsp_suite.XXXXXX") || exit 99
 shm=

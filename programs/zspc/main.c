@@ -63,10 +63,7 @@ static const char exit_text[] =
 
 zsp_compiler *zspc_compiler(const struct zspc_opts *o, const zsp_builtin_params *builtins)
 {
-	zsp_compiler *c = zsp_cli_compiler(&o->cc, NULL, builtins);
-	if (o->datadir)
-		zsp_compiler_set_datadir(c, o->datadir);
-	return c;
+	return zsp_cli_compiler(&o->cc, NULL, builtins);
 }
 
 /* An absolute value of parameter name in p, or NULL. */
@@ -211,9 +208,6 @@ int main(int argc, char **argv)
 	enum mode mode = MODE_NONE;
 	int opt, rc = ZSP_OK;
 	struct zspc_opts o = { .resolve_symlinks = true };
-	o.datadir = getenv("ZSP_DATADIR");
-	if (o.datadir && !*o.datadir)
-		o.datadir = NULL;
 	zsp_cli_compile_init(&o.cc, argc);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+o:I:D:W:", longopts, NULL)) != -1) {
@@ -322,7 +316,7 @@ int main(int argc, char **argv)
 			rc = help();
 			goto done;
 		case 'V':
-			printf("zspc %s\n", zsp_version());
+			printf("zspc %s%s\n", zsp_version(), zsp_cli_build_note());
 			rc = fflush(stdout) == 0 ? ZSP_OK : ZSP_EIO;
 			goto done;
 		case '?':

@@ -15,7 +15,6 @@
 
 struct zspc_opts {
 	zsp_cli_compile cc;      /* -I -W -D --strict */
-	const char *datadir;
 	const char *out;
 	const char *request;     /* --query */
 	const char *batch;       /* --batch FILE or - */

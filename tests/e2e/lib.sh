@@ -18,6 +18,13 @@ if [ ! -x "$ZSP_RUN" ] || [ ! -x "$ZSP_PROBE" ]; then
 	echo "$zsp_suite: no zsp-run or zsp-probe in $top_builddir" >&2
 	exit 99
 fi
+case $("$ZSP_RUN" --version 2>&1) in
+*"(test build: honours ZSP_BWRAP, ZSP_PROBE, ZSP_DATADIR)"*) ;;
+*)
+	echo "$zsp_suite: $ZSP_RUN is not a test build: configure with --enable-test-overrides" >&2
+	exit 99
+	;;
+esac
 chmod 755 "$tmp" ${shm:+"$shm"}
 
 passed=0

@@ -1,0 +1,5 @@
+/* off-cli.c: runtime/cli.c as a build without --enable-test-overrides compiles it
+ * (tests/unit/test_overrides.c). */
+#include "config.h"
+#undef ZSP_TEST_OVERRIDES
+#include "runtime/cli.c"
