@@ -41,10 +41,9 @@ size_t zsp_builtin_params_fill(zsp_builtin_params *out, uid_t uid, const struct 
 			       char *const *env, const char *workspace)
 {
 	out->n = 0;   /* the value buffers are written as they are used: no 12 KiB memset per run */
-	const char *home = zsp_env_get(env, "HOME");
+	/* never $HOME: whoever sets the environment would choose what `~` denies */
+	const char *home = pw ? pw->pw_dir : NULL;
 	const char *tmp = zsp_env_get(env, "TMPDIR");
-	if (!home || home[0] != '/')
-		home = pw ? pw->pw_dir : NULL;
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
 	if (workspace && workspace[0] == '/')

@@ -19,11 +19,11 @@ typedef struct zsp_builtin_params {
 	char uid[24], user[256];
 } zsp_builtin_params;
 
-/* Fills out from the account uid and its passwd entry pw (NULL: none; then HOME needs $HOME and
- * USER is left out), the environment env (a
- * NULL-terminated "NAME=VALUE" list) and the workspace directory:
+/* Fills out from the account uid and its passwd entry pw (NULL: none; then HOME and USER are
+ * left out), the environment env (a NULL-terminated "NAME=VALUE" list) and the workspace
+ * directory:
  *   WORKSPACE  workspace, as given (absolute);
- *   HOME       $HOME when it is absolute, else pw->pw_dir;
+ *   HOME       pw->pw_dir, never $HOME (what `~` denies is not the environment's to choose);
  *   TMPDIR     $TMPDIR when it is absolute, else /tmp;
  *   UID        uid in decimal;
  *   USER       pw->pw_name, never $USER (the agent sets the environment; doc/language.md).

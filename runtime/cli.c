@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "compiler/compile.h"
+#include "compiler/textesc.h"
 #include "runtime/cli.h"
 
 extern char **environ;
@@ -179,6 +180,39 @@ void zsp_cli_builtins(zsp_builtin_params *b, const char *workspace)
 	uid_t uid = getuid();
 	zsp_builtin_params_fill(b, uid, getpwuid(uid), environ, workspace ? workspace : cwd);
 	free(cwd);
+}
+
+/* a and b name the same directory as written, trailing slashes aside */
+static bool same_dir(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	while (na > 1 && a[na - 1] == '/')
+		na--;
+	while (nb > 1 && b[nb - 1] == '/')
+		nb--;
+	return na == nb && strncmp(a, b, na) == 0;
+}
+
+void zsp_cli_home_warning(const zsp_cli_compile *o, const zsp_builtin_params *b)
+{
+	const char *env = getenv("HOME");
+	const char *home = zsp_builtin_params_get(b, "HOME");
+	for (size_t i = 0; i < o->ndefines; i++)
+		if (strcmp(o->define_names[i], "HOME") == 0)
+			return;
+	if (!env || !*env || (home && same_dir(env, home)))
+		return;
+	/* the environment's text, so shown escaped: it must not redraw the terminal */
+	char *shown = zsp_text_escape(env);
+	if (!shown)
+		zsp_die_oom();
+	if (home)
+		zsp_warn("warning: $HOME is %s, but ~ in the policy means your account's home, %s "
+			 "(give -D HOME=%s to use it)", shown, home, shown);
+	else
+		zsp_warn("warning: $HOME is %s, but ~ in the policy means your account's home, and the "
+			 "password database has none (give -D HOME=%s to use it)", shown, shown);
+	free(shown);
 }
 
 const char *zsp_cli_param(const zsp_cli_compile *o, const zsp_builtin_params *b, const char *name)

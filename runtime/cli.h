@@ -50,6 +50,9 @@ void zsp_cli_summary(zsp_compiler *c);
 /* The built-in parameters of the user running the program: the passwd entry of the real uid,
  * the process environment and workspace (NULL: the current directory). */
 void zsp_cli_builtins(zsp_builtin_params *b, const char *workspace);
+/* A warning when $HOME is not the home `~` means (b's HOME, the passwd entry's), unless -D HOME
+ * chose one: someone who set HOME may expect `~` to follow it. */
+void zsp_cli_home_warning(const zsp_cli_compile *o, const zsp_builtin_params *b);
 
 /* The value parameter NAME takes in this run: the last -D NAME=..., else the built-in value. */
 const char *zsp_cli_param(const zsp_cli_compile *o, const zsp_builtin_params *b, const char *name);

@@ -38,7 +38,8 @@ static const char usage_text[] =
 	"  -p FILE.zsp        the policy (default: the built-in one, examples/workspace.zsp)\n"
 	"  --policy NAME      the policy to use when FILE defines several\n"
 	"  -D NAME=VALUE      give parameter NAME a value (WORKSPACE defaults to the current\n"
-	"                     directory, HOME, TMPDIR (else /tmp), UID and USER to yours)\n"
+	"                     directory; HOME, what ~ means, to your home in the password\n"
+	"                     database, not $HOME; TMPDIR (else /tmp), UID and USER to yours)\n"
 	"  -I DIR             search DIR for included files\n"
 	"  -W NAME, -Wno-NAME, -Werror, -Werror=NAME   warnings, as zspc; `unenforced` is off\n"
 	"                     unless asked for (zspc --emit bwrap shows them)\n"
@@ -79,6 +80,7 @@ static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, c
 	 * shadowed: true, but not news to whoever runs a command */
 	static const char *const preset[] = { "no-unenforced", "no-shadowed", NULL };
 	zsp_cli_builtins(&o->builtins, NULL);
+	zsp_cli_home_warning(&o->cc, &o->builtins);
 	*c = zsp_cli_compiler(&o->cc, preset, &o->builtins);
 	int rc = o->file ? zsp_compile_file(*c, o->file, set)
 			 : zsp_compile_buffer(*c, "<built-in workspace.zsp>", zsp_default_policy,

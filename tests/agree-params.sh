@@ -1,7 +1,8 @@
 #!/bin/sh
 # agree-params.sh: the oracle (zspc --query, the session), the Linux lowering (zspc --emit bwrap)
 # and zsp-run --print must see the same built-in parameters (compiler/params.c), also when the
-# environment lies: USER never comes from $USER, HOME and TMPDIR the same way everywhere. Two
+# environment lies: USER never comes from $USER, HOME never from $HOME (it is the passwd entry's
+# home, and -D HOME=... the only way to choose another), TMPDIR the same way everywhere. Two
 # computations of them once disagreed: the oracle allowed /tmp/evil while the sandbox bound
 # /tmp/root.
 set -u
@@ -32,59 +33,84 @@ policy "p" {
 }
 ZSP
 
-# query REQUEST ENV...: the oracle's answer under that environment
+# query REQUEST ENV...: the oracle's answer under that environment (its stderr in $tmp/query.err)
 query() {
 	req=$1
 	shift
-	(cd "$tmp/ws" && env "$@" "$ZSPC" --query "$req" "$tmp/p.zsp" 2>/dev/null)
+	(cd "$tmp/ws" && env "$@" "$ZSPC" --query "$req" "$tmp/p.zsp" 2>"$tmp/query.err")
 }
 
-# one hostile environment: HOSTILE_HOME / HOSTILE_TMP are where HOME and TMPDIR point
+# The home `~` and ${HOME} mean: the passwd entry's. h-$me must exist there to be bound.
+pw_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+case $pw_home in
+/*) ;;
+*) echo "FAIL: no home directory in the passwd entry of uid $(id -u)"; exit 1 ;;
+esac
+made=
+if [ ! -d "$pw_home/h-$me" ]; then
+	mkdir "$pw_home/h-$me" || { echo "FAIL: cannot create $pw_home/h-$me"; exit 1; }
+	made=$pw_home/h-$me
+fi
+trap 'rm -rf "$tmp"; [ -z "$made" ] || rmdir "$made"' EXIT
+
+# warned FILE PROG HOME: FILE holds PROG's one warning that $HOME is not what ~ means
+warned() {
+	[ "$(grep -c 'warning: \$HOME is ' "$1")" -eq 1 ] &&
+		grep -qxF "$2: warning: \$HOME is $3, but ~ in the policy means your account's home, $pw_home (give -D HOME=$3 to use it)" "$1"
+}
+
+# one hostile environment: HOME and TMPDIR point at home and tmpd
 check_env() {
 	label=$1 home=$2 tmpd=$3
 	shift 3
 	mkdir -p "$home/h-$me" "$home/h-evil" "$tmpd/out-$me" "$tmpd/out-evil"
 	set -- USER=evil LOGNAME=evil HOME="$home" TMPDIR="$tmpd" "$@"
-	# the oracle: the account's name, not $USER
+	# the oracle: the account's name, not $USER; the account's home, not $HOME
 	[ "$(query "write \"$tmpd/out-$me/x\"" "$@")" = allow ] && ok ||
 		bad "$label: the oracle refuses TMPDIR/out-$me"
 	[ "$(query "write \"$tmpd/out-evil/x\"" "$@")" = deny ] && ok ||
 		bad "$label: the oracle allows TMPDIR/out-evil (USER taken from the environment)"
-	[ "$(query "write \"$home/h-$me/x\"" "$@")" = allow ] && ok ||
-		bad "$label: the oracle refuses HOME/h-$me"
-	[ "$(query "write \"$home/h-evil/x\"" "$@")" = deny ] && ok ||
-		bad "$label: the oracle allows HOME/h-evil"
+	[ "$(query "write \"$pw_home/h-$me/x\"" "$@")" = allow ] && ok ||
+		bad "$label: the oracle refuses the passwd home's h-$me"
+	[ "$(query "write \"$home/h-$me/x\"" "$@")" = deny ] && ok ||
+		bad "$label: the oracle allows \$HOME/h-$me (HOME taken from the environment)"
+	warned "$tmp/query.err" zspc "$home" && ok || bad "$label: zspc --query does not warn once: $(cat "$tmp/query.err")"
 	# the lowering and zsp-run bind exactly what the oracle allows
 	(cd "$tmp/ws" && env "$@" "$ZSPC" --emit bwrap "$tmp/p.zsp") >"$tmp/emit" 2>"$tmp/emit.err" ||
 		bad "$label: --emit bwrap failed: $(cat "$tmp/emit.err")"
 	(cd "$tmp/ws" && env "$@" "$ZSP_RUN" -p "$tmp/p.zsp" --print) >"$tmp/print" 2>"$tmp/print.err" ||
 		bad "$label: zsp-run --print failed: $(cat "$tmp/print.err")"
+	warned "$tmp/emit.err" zspc "$home" && ok || bad "$label: zspc --emit bwrap does not warn once: $(cat "$tmp/emit.err")"
+	warned "$tmp/print.err" zsp-run "$home" && ok || bad "$label: zsp-run does not warn once: $(cat "$tmp/print.err")"
 	for f in emit print; do
 		grep -qxF -- "$(q "$tmpd/out-$me")" "$tmp/$f" && ok || bad "$label: $f does not bind TMPDIR/out-$me"
-		grep -qxF -- "$(q "$home/h-$me")" "$tmp/$f" && ok || bad "$label: $f does not bind HOME/h-$me"
+		grep -qxF -- "$(q "$pw_home/h-$me")" "$tmp/$f" && ok || bad "$label: $f does not bind $pw_home/h-$me"
+		! grep -qF -- "$home/" "$tmp/$f" && ok || bad "$label: $f binds a path below \$HOME"
 		! grep -q -- "-evil" "$tmp/$f" && ok || bad "$label: $f binds a path named after \$USER"
 	done
 	cmp -s "$tmp/emit" "$tmp/print" && ok || bad "$label: --emit bwrap and zsp-run --print differ"
+	# -D HOME chooses another home, deliberately, and silences the warning
+	[ "$( (cd "$tmp/ws" && env "$@" "$ZSPC" -D HOME="$home" --query "write \"$home/h-$me/x\"" "$tmp/p.zsp" 2>"$tmp/query.err"))" = allow ] &&
+		ok || bad "$label: -D HOME=\$HOME: the oracle refuses \$HOME/h-$me"
+	! grep -q 'warning: \$HOME' "$tmp/query.err" && ok || bad "$label: zspc warns about HOME despite -D HOME"
+	(cd "$tmp/ws" && env "$@" "$ZSP_RUN" -D HOME="$home" -p "$tmp/p.zsp" --print) >"$tmp/print" 2>"$tmp/print.err"
+	grep -qxF -- "$(q "$home/h-$me")" "$tmp/print" && ok || bad "$label: -D HOME=\$HOME: zsp-run does not bind \$HOME/h-$me"
+	! grep -q 'warning: \$HOME' "$tmp/print.err" && ok || bad "$label: zsp-run warns about HOME despite -D HOME"
 }
 
 mkdir -p "$tmp/ws"
-check_env "hostile USER" "$tmp/home" "$tmp/t"
+check_env "hostile USER and HOME" "$tmp/home" "$tmp/t"
 check_env "hostile USER, HOME and TMPDIR elsewhere" "$tmp/other home" "$tmp/other tmp"
-# a relative HOME is not a home: every part falls back to the account's entry alike
-pw_home=$(getent passwd "$(id -u)" | cut -d: -f6)
-if [ -n "$pw_home" ] && [ -d "$pw_home" ]; then
-	[ "$(query "write \"$pw_home/h-$me/x\"" USER=evil HOME=relative TMPDIR="$tmp/t")" = allow ] && ok ||
-		bad "relative HOME: the oracle does not fall back to the passwd home $pw_home"
-	made=
-	[ -d "$pw_home/h-$me" ] || { mkdir "$pw_home/h-$me" 2>/dev/null && made=1; }
-	if [ -d "$pw_home/h-$me" ]; then
-		(cd "$tmp/ws" && env USER=evil HOME=relative TMPDIR="$tmp/t" "$ZSPC" --emit bwrap "$tmp/p.zsp") \
-			>"$tmp/emit" 2>/dev/null
-		grep -qxF -- "$(q "$pw_home/h-$me")" "$tmp/emit" && ok ||
-			bad "relative HOME: --emit bwrap does not fall back to the passwd home $pw_home"
-		[ -n "$made" ] && rmdir "$pw_home/h-$me" 2>/dev/null
-	fi
-fi
+# a relative HOME is not a home either
+[ "$(query "write \"$pw_home/h-$me/x\"" USER=evil HOME=relative TMPDIR="$tmp/t")" = allow ] && ok ||
+	bad "relative HOME: the oracle does not use the passwd home $pw_home"
+(cd "$tmp/ws" && env USER=evil HOME=relative TMPDIR="$tmp/t" "$ZSPC" --emit bwrap "$tmp/p.zsp") \
+	>"$tmp/emit" 2>/dev/null
+grep -qxF -- "$(q "$pw_home/h-$me")" "$tmp/emit" && ok ||
+	bad "relative HOME: --emit bwrap does not use the passwd home $pw_home"
+# HOME as the passwd entry has it: nothing to warn about
+(cd "$tmp/ws" && env HOME="$pw_home/" "$ZSP_RUN" -p "$tmp/p.zsp" --print) >/dev/null 2>"$tmp/print.err"
+! grep -q 'warning: \$HOME' "$tmp/print.err" && ok || bad "zsp-run warns about a HOME that is the passwd home: $(cat "$tmp/print.err")"
 # and the session of libzsp gets the same values zspc gives it: zspc --query is that session
 [ "$(query "write \"$tmp/ws/x\"" USER=evil)" = allow ] && ok || bad "WORKSPACE is not the current directory"
 

@@ -70,6 +70,8 @@ int zspc_emit(const struct zspc_opts *o, const char *file)
 	zsp_builtin_params m;
 	zsp_cli_builtins(&m, NULL);
 	bool here = strcmp(b->platform, "linux") == 0;
+	if (here || b->command)
+		zsp_cli_home_warning(&o->cc, &m);
 	zsp_compiler *c = zspc_compiler(o, here ? &m : NULL);
 	zsp_policy_set *set;
 	int rc = zsp_compile_file(c, file, &set);

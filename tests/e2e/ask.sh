@@ -20,7 +20,8 @@ APPROVAL=123
 # gate ARG...: zsp-run -c with the test's policy and a private store, as $who in $ws, with no
 # controlling terminal (setsid) and nothing on stdin: an `ask` cannot be answered here.
 gate() {
-	(cd "$ws" && as "$who" setsid -w "$ZSP_RUN" -p "$policy" --state-dir "$st" --runtime-dir "$rt" "$@") \
+	(cd "$ws" && as "$who" setsid -w "$ZSP_RUN" -D HOME="$home" -p "$policy" --state-dir "$st" \
+		--runtime-dir "$rt" "$@") \
 		</dev/null >"$tmp/out" 2>"$tmp/err"
 }
 
@@ -41,7 +42,7 @@ expect() {
 prompt() {
 	input=$1
 	shift
-	line="exec '$ZSP_RUN' -p '$policy' --state-dir '$st' --runtime-dir '$rt'"
+	line="exec '$ZSP_RUN' -D HOME='$home' -p '$policy' --state-dir '$st' --runtime-dir '$rt'"
 	for a in "$@"; do
 		line="$line '$a'"
 	done
@@ -146,7 +147,7 @@ for who in $(identities); do
 	# Ctrl-C once the question is on the screen (typed earlier, it would stop zsp-run before it asks)
 	rm -f "$tmp/in"
 	mkfifo "$tmp/in"
-	line="exec '$ZSP_RUN' -p '$policy' --state-dir '$st' --runtime-dir '$rt' -c 'touch d1'"
+	line="exec '$ZSP_RUN' -D HOME='$home' -p '$policy' --state-dir '$st' --runtime-dir '$rt' -c 'touch d1'"
 	(cd "$ws" && as "$who" script -qec "$line" /dev/null) <"$tmp/in" >"$tmp/out" 2>&1 &
 	bg=$!
 	exec 3>"$tmp/in"

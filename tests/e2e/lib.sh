@@ -139,10 +139,16 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 identities() { echo "$zsp_identities"; }
 
-# as WHO CMD...: runs CMD as WHO with a HOME of WHO's own under $tmp.
+# as WHO CMD...: runs CMD as WHO with a HOME of WHO's own under $tmp. `~` in a policy is the
+# account's home in the password database, not $HOME: a CMD that is zsp-run is given
+# -D HOME=$home, so that the world's home is the one the policy protects.
 as() {
 	w=$1
 	shift
+	if [ "$1" = "$ZSP_RUN" ]; then
+		shift
+		set -- "$ZSP_RUN" -D HOME="$home" "$@"
+	fi
 	if [ "$w" = nobody ]; then
 		as_nobody env HOME="$home" TMPDIR="$tmpdir" PATH=/usr/bin:/bin "$@"
 	else

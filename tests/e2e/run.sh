@@ -79,7 +79,7 @@ EOS
 	(cd "$ws" && as "$who" "$ZSP_RUN" -- sleep 31) >/dev/null 2>&1 &
 	bg=$!
 	wait_for_pattern "^sleep 31" # the sandboxed command runs: zsp-run is waiting for it
-	pkill -TERM -f -- "zsp-run -- sleep 31"
+	pkill -TERM -f -- "zsp-run .*-- sleep 31"
 	wait "$bg"
 	got=$?
 	[ "$got" -eq 143 ] && ok || bad "SIGTERM: exit $got, expected 143"
@@ -111,6 +111,15 @@ EOS
 	n=$(grep -c "zsp-preload" "$tmp/err")
 	[ "$n" -eq 1 ] && ok || bad "LD_PRELOAD reached $n programs (bwrap must not get it)"
 
+	# ~ is the account's home whatever $HOME says: without -D HOME (env keeps `as` from adding
+	# it), the world's home is an ordinary directory, and zsp-run says once why
+	expect_rc 0 "\$HOME does not choose ~" env "$ZSP_RUN" -- cat "$home/.ssh/id_ed25519"
+	grep -qx "PRIVATE KEY" "$tmp/out" && ok || bad "\$HOME chose what ~ denies"
+	[ "$(grep -c "^zsp-run: warning: \$HOME is $home, but ~ in the policy means your account's home" "$tmp/err")" -eq 1 ] &&
+		ok || bad "no warning that \$HOME is not ~: $(cat "$tmp/err")"
+	expect_rc 1 "-D HOME chooses ~" "$ZSP_RUN" -- cat "$home/.ssh/id_ed25519"
+	! grep -q "warning: \$HOME" "$tmp/err" && ok || bad "a warning about \$HOME despite -D HOME"
+
 	# descriptors: an fd open in zsp-run's caller does not reach the sandbox
 	expect_rc 0 "descriptors" sh -c "exec 9<'$home/.ssh/id_ed25519'; '$ZSP_RUN' -- ls /proc/self/fd"
 	fds=$(tr '\n' ' ' <"$tmp/out")
@@ -134,7 +143,7 @@ EOS
 	(cd "$ws" && as "$who" "$ZSP_RUN" --print) >"$tmp/builtin" 2>/dev/null
 	(cd "$ws" && as "$who" "$ZSP_RUN" -p "$top_srcdir/examples/workspace.zsp" --print) >"$tmp/example" 2>/dev/null
 	if [ -s "$tmp/builtin" ] && cmp -s "$tmp/builtin" "$tmp/example"; then ok; else bad "the built-in policy differs from examples/workspace.zsp"; fi
-	(cd "$ws" && as "$who" "$ZSPC" --emit bwrap "$top_srcdir/examples/workspace.zsp") >"$tmp/zspc" 2>/dev/null
+	(cd "$ws" && as "$who" "$ZSPC" -D HOME="$home" --emit bwrap "$top_srcdir/examples/workspace.zsp") >"$tmp/zspc" 2>/dev/null
 	cmp -s "$tmp/builtin" "$tmp/zspc" && ok || bad "zsp-run --print and zspc --emit bwrap disagree"
 
 	expect_rc 1 "--strict refuses what Linux cannot enforce" "$ZSP_RUN" --strict -- true

@@ -17,6 +17,7 @@ golden=$top_srcdir/tests/golden/sbpl
 # the version alone: a test build adds a note after it
 version=$("$ZSPC" --version | sed 's/^zspc \([^ ]*\).*/\1/')
 
+pw_home=$(getent passwd "$(id -u)" | cut -d: -f6)
 passed=0
 failed=0
 
@@ -33,14 +34,16 @@ for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
 	esac
 	set --
 	[ -f "$golden/$name.cmd" ] && eval "set -- -- $(cat "$golden/$name.cmd")"
-	# a fixed machine for the built-in parameters that sandbox-exec gets from it
+	# a fixed machine for the built-in parameters that sandbox-exec gets from it, but HOME: that
+	# is the account's home from the passwd entry, written @HOME@
 	# shellcheck disable=SC2086 # options are word-split on purpose
-	(cd "$dir" && env -i PATH=/usr/bin:/bin HOME=/Users/u TMPDIR=/var/folders/zz/T \
+	(cd "$dir" && env -i PATH=/usr/bin:/bin TMPDIR=/var/folders/zz/T \
 		"$ZSPC" $emit $extra "$(basename "$src")" "$@") >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ $rc -ne 0 ] && echo "exit $rc" >>"$tmp/err"
 	# the tree may live under /tmp, which macOS spells /private/tmp: both spellings are @DIR@
 	sed -i "s|zspc $version\\.|zspc @VERSION@.|; s|/private$dir|@DIR@|g; s|$dir|@DIR@|g" "$tmp/out"
+	sed -i "s|^-DHOME=/private$pw_home\$|-DHOME=@HOME@|; s|^-DHOME=$pw_home\$|-DHOME=@HOME@|" "$tmp/out"
 	sed -i "s|/private$dir|@DIR@|g; s|$dir|@DIR@|g" "$tmp/err"
 	golden_check "$name" "$ext" "$golden/$name.$ext" "$tmp/out"
 	if [ -s "$tmp/err" ] || [ -f "$golden/$name.warn" ]; then
