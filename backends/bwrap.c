@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backends/linux.h"
+#include "compiler/env.h"
 #include "compiler/path.h"
 #include "compiler/textesc.h"
 
@@ -797,7 +798,7 @@ static void emit_env(plan *pl)
 			nomem(pl);
 			return;
 		}
-		bool pass = p->env_clear ? env_listed(p->env_keep, p->nenv_keep, name)
+		bool pass = p->env_clear ? zsp_env_keeps(p->env_keep, p->nenv_keep, name)
 					 : !env_listed(p->env_unset, p->nenv_unset, name);
 		if (env_listed(p->env_set, p->nenv_set, name))
 			pass = false;

@@ -106,6 +106,13 @@ EOS
 	# environment: a secret not on the keep list stays out; bwrap runs without LD_PRELOAD
 	expect_rc 0 "env" env API_TOKEN=s3cret "$ZSP_RUN" -- env
 	grep -q API_TOKEN "$tmp/out" && bad "a secret variable reached the sandbox" || ok
+	# env keep "LC_*" (the built-in policy's) passes the locale categories, not any LC_ name
+	expect_rc 0 "env LC_*" env LC_EVIL=1 LC_X=y LC_ALL=C.UTF-8 "$ZSP_RUN" -- env
+	grep -qx LC_ALL=C.UTF-8 "$tmp/out" && ! grep -q -e '^LC_EVIL=' -e '^LC_X=' "$tmp/out" && ok ||
+		bad "env keep \"LC_*\" let through: $(grep '^LC_' "$tmp/out" | tr '\n' ' ')"
+	expect_rc 0 "--print LC_*" env LC_EVIL=1 LC_X=y LC_ALL=C.UTF-8 "$ZSP_RUN" --print
+	grep -qx LC_ALL "$tmp/out" && ! grep -q -e '^LC_EVIL$' -e '^LC_X$' "$tmp/out" && ok ||
+		bad "--print: env keep \"LC_*\" let through: $(grep '^LC_' "$tmp/out" | tr '\n' ' ')"
 	expect_rc 0 "LD_PRELOAD" env LD_PRELOAD=/nonexistent/zsp-preload.so "$ZSP_RUN" -- true
 	# the loader complains once per program that gets the variable: zsp-run only
 	n=$(grep -c "zsp-preload" "$tmp/err")

@@ -39,7 +39,7 @@ failed=0
 
 
 emit() {
-	(cd "$T/ws" && env -i PATH=/usr/bin:/bin LANG=C.UTF-8 LC_ALL=C.UTF-8 SECRET_TOKEN=x \
+	(cd "$T/ws" && env -i PATH=/usr/bin:/bin LANG=C.UTF-8 LC_ALL=C.UTF-8 LC_EVIL=1 LC_X=y SECRET_TOKEN=x \
 		"$ZSPC" --emit "$1" -D WORKSPACE="$T/ws" -D HOME="$T/home" -D TMPDIR="$T/tmp" \
 		-D UID=1000 -D USER=u $3 "$2") 2>"$tmp/err" | sed "s|$T|@T@|g"
 	sed -i "s|$T|@T@|g; s|$2|@SRC@|g" "$tmp/err"
