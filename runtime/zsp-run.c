@@ -41,8 +41,8 @@ static const char usage_text[] =
 	"                     directory; HOME, what ~ means, to your home in the password\n"
 	"                     database, not $HOME; TMPDIR (else /tmp), UID and USER to yours)\n"
 	"  -I DIR             search DIR for included files\n"
-	"  -W NAME, -Wno-NAME, -Werror, -Werror=NAME   warnings, as zspc; `unenforced` is off\n"
-	"                     unless asked for (zspc --emit bwrap shows them)\n"
+	"  -W NAME, -Wno-NAME, -Werror, -Werror=NAME   warnings, as zspc; `unenforced` (a rule\n"
+	"                     Linux cannot enforce as written) is on: -Wno-unenforced silences it\n"
 	"  --strict           refuse to run a policy with rules Linux cannot enforce as written\n"
 	"  --no-proc          no /proc in the sandbox (where a container forbids mounting it)\n"
 	"  --print            print the bwrap options instead of running\n"
@@ -76,9 +76,9 @@ struct run_opts {
  * them, into compiler *c, whose diagnostics engine the lowering reports through as well. */
 static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, const zsp_ir_policy **p)
 {
-	/* unenforced rules are said by zspc --emit bwrap; a WORKSPACE inside TMPDIR makes a rule
-	 * shadowed: true, but not news to whoever runs a command */
-	static const char *const preset[] = { "no-unenforced", "no-shadowed", NULL };
+	/* a rule Linux cannot enforce as written is said at every run (whoever runs the command
+	 * relies on it); a WORKSPACE inside TMPDIR makes a rule shadowed: true, but not news */
+	static const char *const preset[] = { "no-shadowed", NULL };
 	zsp_cli_builtins(&o->builtins, NULL);
 	zsp_cli_home_warning(&o->cc, &o->builtins);
 	*c = zsp_cli_compiler(&o->cc, preset, &o->builtins);

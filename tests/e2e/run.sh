@@ -153,8 +153,13 @@ EOS
 	(cd "$ws" && as "$who" "$ZSPC" -D HOME="$home" --emit bwrap "$top_srcdir/examples/workspace.zsp") >"$tmp/zspc" 2>/dev/null
 	cmp -s "$tmp/builtin" "$tmp/zspc" && ok || bad "zsp-run --print and zspc --emit bwrap disagree"
 
+	# what Linux cannot enforce as written is said at every run, unless silenced
+	expect_rc 0 "-Wunenforced by default" "$ZSP_RUN" -- true
+	grep -q "warning: .*\[-Wunenforced\]" "$tmp/err" && ok || bad "a run did not warn about an unenforced rule"
+	expect_rc 0 "-Wno-unenforced" "$ZSP_RUN" -Wno-unenforced -- true
+	! grep -q "unenforced" "$tmp/err" && ok || bad "-Wno-unenforced did not silence: $(cat "$tmp/err")"
 	expect_rc 1 "--strict refuses what Linux cannot enforce" "$ZSP_RUN" --strict -- true
-	grep -q "unenforced" "$tmp/err" && ok || bad "--strict did not name the warning"
+	grep -q "error: .*\[-Werror=unenforced\]" "$tmp/err" && ok || bad "--strict did not name the warning"
 	# binary to a terminal is refused (script(1) gives zspc a pty)
 	if command -v script >/dev/null 2>&1; then
 		expect_rc 64 "--emit bpf to a terminal" script -qec "'$ZSPC' --emit bpf '$top_srcdir/examples/workspace.zsp'" /dev/null
