@@ -2,10 +2,14 @@
  * region cut (require-not) by the more specific rules inside it, so the order never decides. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backends/sbpl.h"
 #include "compiler/oracle.h"
@@ -15,6 +19,7 @@
 #include "lang/buf.h"
 
 #define COMMENT_MAX 160 /* bytes of a rule's source text quoted in its comment */
+#define POINTER_MAX 4096 /* bytes of a .git or commondir file: one path and a newline */
 
 enum strength { S_READ = 1, S_WRITE = 2, S_PROTECT = 3, S_DENY = 4 };
 
@@ -28,6 +33,7 @@ typedef struct item {
 	const char *regex;       /* glob: its matches and everything below them; NULL if it cannot be written */
 	const char *match_regex; /* glob: its matches only */
 	bool approx;             /* glob: regex widened over an unresolved parameter */
+	const char *via;         /* a protection found through a .git file: how (its comment) */
 } item;
 
 typedef struct ctx {
@@ -37,7 +43,7 @@ typedef struct ctx {
 	zsp_arena *a;
 	zsp_buf out;
 	item *lit, *glob;
-	size_t nlit, nglob;
+	size_t nlit, nglob, lit_cap;
 	const char **params;
 	size_t nparams, params_cap;
 	const char **unlinked;   /* literals already given a file-write-unlink deny (heap) */
@@ -169,6 +175,11 @@ static char *unescape(ctx *c, const char *path)
 	}
 	*o = '\0';
 	return s;
+}
+
+static bool is_concrete(const char *path)
+{
+	return strstr(path, "${") == NULL;
 }
 
 /* "/" is an ancestor of every path, parameters included (their values are absolute); other
@@ -411,7 +422,8 @@ static const char *param_name_in(ctx *c, const char *path)
 static void collect(ctx *c)
 {
 	const zsp_ir_policy *p = c->p;
-	c->lit = zsp_arena_calloc(c->a, p->nfs + 1, sizeof(item));
+	c->lit_cap = p->nfs + 1;
+	c->lit = zsp_arena_calloc(c->a, c->lit_cap, sizeof(item));
 	c->glob = zsp_arena_calloc(c->a, p->nfs + 1, sizeof(item));
 	if (!c->lit || !c->glob) {
 		c->oom = true;
@@ -460,6 +472,10 @@ static void collect(ctx *c)
 		}
 		c->glob[c->nglob++] = it;
 	}
+}
+
+static void sort_literals(ctx *c)
+{
 	if (c->oom)
 		return;
 	qsort(c->lit, c->nlit, sizeof(item), item_cmp);
@@ -471,6 +487,297 @@ static void collect(ctx *c)
 	c->nlit = k;
 	for (size_t i = 0; i < c->nlit; i++)
 		c->lit[i].depth = zsp_path_depth(c->lit[i].path);
+}
+
+/* ---- .git files: worktrees and submodules -------------------------------------------------- */
+
+/* A `.git` file ("gitdir: PATH") sends git to a repository elsewhere, with its hooks and config
+ * there (and, for a worktree, in the common directory its `commondir` names). The protected
+ * `.git/...` names hold there too: the pointers are read here, on the machine that emits the
+ * profile, as the Linux backend reads them at launch. */
+
+/* The strength of what decides at concrete path among the literal rules so far (the nearest at
+ * or above it) and the non-write globs matching it or a directory above it; 0: nothing does. */
+static int strength_at(ctx *c, const char *path)
+{
+	int lit = 0;
+	size_t best = 0;
+	for (size_t i = 0; i < c->nlit; i++) {
+		const item *it = &c->lit[i];
+		if (strcmp(it->path, path) != 0 && !known_ancestor(it->path, path))
+			continue;
+		size_t d = zsp_path_depth(it->path);
+		if (!lit || d > best || (d == best && it->strength > lit)) {
+			best = d;
+			lit = it->strength;
+		}
+	}
+	int glob = 0;
+	char *pre = zsp_arena_strdup(c->a, path);
+	if (!pre) {
+		c->oom = true;
+		return S_DENY;
+	}
+	for (size_t g = 0; g < c->nglob; g++) {
+		const item *it = &c->glob[g];
+		if (it->strength == S_WRITE || !it->regex || it->approx || it->strength <= glob)
+			continue;
+		for (size_t end = 1, len = strlen(path); end <= len; end++) {
+			if (end != len && path[end] != '/')
+				continue;
+			memcpy(pre, path, end);
+			pre[end] = '\0';
+			if (zsp_glob_match(it->path, pre)) {
+				glob = it->strength;
+				break;
+			}
+		}
+	}
+	return glob > lit ? glob : lit;
+}
+
+/* Protects path as rule r would, where the policy lets the sandbox write it: anywhere else a
+ * protection changes nothing, and inside a deny it would cut the deny. */
+static void protect_found(ctx *c, const zsp_ir_fs_rule *r, const char *path, const char *via)
+{
+	if (c->oom || strength_at(c, path) != S_WRITE)
+		return;
+	if (c->nlit == c->lit_cap) {
+		item *grown = zsp_arena_calloc(c->a, c->lit_cap * 2, sizeof(item));
+		if (!grown) {
+			c->oom = true;
+			return;
+		}
+		memcpy(grown, c->lit, c->nlit * sizeof(item));
+		c->lit = grown;
+		c->lit_cap *= 2;
+	}
+	c->lit[c->nlit++] = (item){ .r = r, .path = path, .strength = S_PROTECT, .via = via };
+}
+
+/* One line of a small regular file, its trailing white space removed, read without following
+ * a symlink or waiting on a FIFO. NULL with *why set when it is no such file; *missing when it
+ * does not exist. */
+static char *read_pointer(ctx *c, const char *path, const char **why, bool *missing)
+{
+	*missing = false;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		*missing = errno == ENOENT;
+		*why = errno == ELOOP ? "it is a symbolic link" : strerror(errno);
+		return NULL;
+	}
+	char buf[POINTER_MAX + 1];
+	struct stat st;
+	ssize_t n = 0;
+	*why = NULL;
+	if (fstat(fd, &st) != 0)
+		*why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		*why = "it is not a regular file";
+	else if (st.st_size > POINTER_MAX)
+		*why = "it is too long for a path";
+	else {
+		while ((n = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
+			;
+		if (n < 0)
+			*why = strerror(errno);
+		else if (n > POINTER_MAX)
+			*why = "it is too long for a path";
+	}
+	close(fd);
+	if (*why)
+		return NULL;
+	while (n > 0 && strchr(" \t\r\n", buf[n - 1]))
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20 && buf[i] != '\t') {
+			*why = "it holds more than one line or a control character";
+			return NULL;
+		}
+	char *s = zsp_arena_strndup(c->a, buf, (size_t)n);
+	if (!s)
+		c->oom = true;
+	return s;
+}
+
+/* A path a pointer file names: relative to dir unless absolute. As the profile spells it
+ * (`..` removed lexically, canonical), and as it resolves on this machine now (NULL: it does not
+ * exist here). The path to open, *fs unless NULL, keeps the `..`: git reads it so. */
+static const char *pointed(ctx *c, const char *dir, const char *target, const char **fs,
+			   const char **resolved)
+{
+	char *raw = target[0] == '/' ? zsp_arena_strdup(c->a, target)
+				     : zsp_arena_printf(c->a, "%s/%s", strcmp(dir, "/") ? dir : "", target);
+	char *lex = raw ? zsp_arena_calloc(c->a, strlen(raw) + 2, 1) : NULL;
+	if (fs)
+		*fs = raw;
+	*resolved = NULL;
+	if (!lex || !zsp_path_lexical(raw, lex, strlen(raw) + 2)) {
+		c->oom = true;
+		return NULL;
+	}
+	char *real = realpath(raw, NULL);
+	if (real) {
+		*resolved = canonical_in(c, real);
+		free(real);
+	}
+	return canonical_in(c, lex);
+}
+
+/* A literal protected name in .git (`.git` itself or below it), under a concrete root. */
+static bool git_name(const zsp_ir_fs_rule *r)
+{
+	return !r->glob && r->protect && r->root && is_concrete(r->root) &&
+	       strncmp(r->protect, ".git", 4) == 0 && (!r->protect[4] || r->protect[4] == '/');
+}
+
+/* Seatbelt matches the path a symlink leads to: each name is protected as the pointer spells it
+ * and as it resolves now. The spelled path's move-blocking keeps a symlink on the way from being
+ * removed or renamed; one the sandbox can retarget leaves the resolved spelling behind. */
+static void protect_names(ctx *c, const zsp_ir_fs_rule *first, const char *spelled,
+			  const char *resolved, const char *pointer, const char *kind)
+{
+	for (int twice = 0; twice < 2; twice++) {
+		const char *dir = twice ? resolved : spelled;
+		if (!dir || (twice && strcmp(resolved, spelled) == 0))
+			continue;
+		const char *how = zsp_arena_printf(c->a, "through %s (%s: %s%s)", pointer, kind, dir,
+						   twice ? ", as it resolves here" : "");
+		for (size_t i = 0; i < c->p->nfs && how && !c->oom; i++) {
+			const zsp_ir_fs_rule *r = &c->p->fs[i];
+			if (!git_name(r) || strcmp(r->root, first->root) != 0)
+				continue;
+			const char *rest = unescape(c, r->protect + 4);
+			const char *at = strcmp(dir, "/") == 0 && rest && *rest ? "" : dir;
+			char *path = rest ? zsp_arena_printf(c->a, "%s%s", at, rest) : NULL;
+			if (!path)
+				c->oom = true;
+			else
+				protect_found(c, r, path, how);
+		}
+		if (!how)
+			c->oom = true;
+	}
+}
+
+/* Is a pointed-to path one the profile can spell? */
+static bool spellable(const char *s)
+{
+	return *s && !strstr(s, "${");
+}
+
+/* A pointer that cannot be followed: file stays read-only, and the names do not hold where git
+ * may go through it (what, for people). */
+static void pointer_warning(ctx *c, const zsp_ir_fs_rule *r, const char *file, const char *why,
+			    const char *what)
+{
+	zsp_diag_warning(c->d, ZSP_W_UNENFORCED, r->loc,
+			 "on macOS, `%s` is not followed (%s): the protected .git names do not hold in %s (the file itself stays read-only)",
+			 file, why, what);
+}
+
+/* The .git file under the root of protect rule first (the first .git one there), if any. */
+static void follow_gitfile(ctx *c, const zsp_ir_fs_rule *first)
+{
+	const char *root = unescape(c, first->root);
+	char *dotgit = root ? zsp_arena_printf(c->a, "%s/.git", strcmp(root, "/") ? root : "") : NULL;
+	char *spelled = dotgit ? canonical_in(c, dotgit) : NULL;
+	if (!spelled) {
+		c->oom = true;
+		return;
+	}
+	struct stat st = { 0 };
+	if (lstat(dotgit, &st) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return;
+	} else if (S_ISDIR(st.st_mode)) {
+		return; /* a repository here: the names hold as they are */
+	}
+	/* the pointer itself: rewritten, it would send git to hooks of the sandbox's making */
+	protect_found(c, first, spelled, "the .git file, a pointer to the repository");
+	if (S_ISLNK(st.st_mode)) {
+		zsp_diag_warning(c->d, ZSP_W_UNENFORCED, first->loc,
+				 "on macOS, `%s` is a symbolic link, not followed: Seatbelt sees the paths it leads to, where the protected .git names do not hold (the link itself stays read-only)",
+				 spelled);
+		return;
+	}
+	const char *why = NULL;
+	bool missing;
+	char *line = read_pointer(c, dotgit, &why, &missing);
+	if (line && strncmp(line, "gitdir:", 7) != 0)
+		why = "no `gitdir: PATH` line";
+	if (!line || why) {
+		if (!c->oom)
+			pointer_warning(c, first, spelled, why, "the repository it points to");
+		return;
+	}
+	const char *dir = line + 7 + strspn(line + 7, " \t");
+	if (!spellable(dir)) {
+		pointer_warning(c, first, spelled, "its path is empty or holds ${", "the repository it points to");
+		return;
+	}
+	const char *fs, *resolved;
+	const char *gitdir = pointed(c, root, dir, &fs, &resolved);
+	if (!gitdir || strength_at(c, gitdir) == S_DENY || (resolved && strength_at(c, resolved) == S_DENY))
+		return; /* hidden from the sandbox: nothing to protect there */
+	if (!resolved)
+		zsp_diag_warning(c->d, ZSP_W_UNENFORCED, first->loc,
+				 "on macOS, `%s` points to %s, which does not exist here: protected as spelled, a symbolic link made on the way would lead git elsewhere",
+				 spelled, gitdir);
+	protect_names(c, first, gitdir, resolved, spelled, "gitdir");
+	/* a worktree's administrative files: commondir names where hooks and config live, gitdir
+	 * the worktree (git worktree prune and repair follow it); commondir is protected wherever
+	 * a repository is followed, since git reads one that appears */
+	static const char *const admin[] = { "commondir", "gitdir" };
+	for (int twice = 0; twice < 2; twice++) {
+		const char *d = twice ? resolved : gitdir;
+		if (!d || (twice && strcmp(d, gitdir) == 0))
+			continue;
+		const char *base = strrchr(d, '/');
+		bool worktree = base - d >= 10 && strncmp(base - 10, "/worktrees", 10) == 0;
+		for (size_t i = 0; i < (worktree ? 2u : 1u); i++) {
+			char *path = zsp_arena_printf(c->a, "%s/%s", d, admin[i]);
+			char *what = zsp_arena_printf(c->a, "the repository's %s file, a pointer (gitdir: %s)",
+						      admin[i], gitdir);
+			if (!path || !what)
+				c->oom = true;
+			else
+				protect_found(c, first, path, what);
+		}
+	}
+	char *commondir = zsp_arena_printf(c->a, "%s/commondir", fs);
+	char *cspelled = zsp_arena_printf(c->a, "%s/commondir", gitdir);
+	char *cdir = commondir && cspelled ? read_pointer(c, commondir, &why, &missing) : NULL;
+	if (!cdir) {
+		if (!missing && !c->oom)
+			pointer_warning(c, first, cspelled, why, "the common directory it names");
+		return;
+	}
+	if (!spellable(cdir)) {
+		pointer_warning(c, first, cspelled, "its path is empty or holds ${", "the common directory it names");
+		return;
+	}
+	const char *cresolved;
+	const char *common = pointed(c, fs, cdir, NULL, &cresolved);
+	if (!common || strength_at(c, common) == S_DENY || (cresolved && strength_at(c, cresolved) == S_DENY))
+		return;
+	protect_names(c, first, common, cresolved, cspelled, "common directory");
+}
+
+/* Each concrete writable root with a protected .git name, once. */
+static void follow_gitfiles(ctx *c)
+{
+	for (size_t i = 0; i < c->p->nfs && !c->oom; i++) {
+		const zsp_ir_fs_rule *r = &c->p->fs[i];
+		if (!git_name(r))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = git_name(&c->p->fs[j]) && strcmp(c->p->fs[j].root, r->root) == 0;
+		if (!seen)
+			follow_gitfile(c, r);
+	}
 }
 
 /* ---- emitting ----------------------------------------------------------------------------- */
@@ -499,11 +806,6 @@ static void put_comment(ctx *c, const item *it, const char *what)
 	if (what)
 		zsp_buf_printf(&c->out, ": %s", what);
 	zsp_buf_puts(&c->out, "\n");
-}
-
-static bool is_concrete(const char *path)
-{
-	return strstr(path, "${") == NULL;
 }
 
 /* The filter of a literal path: (subpath P), or for a protected name the literal, the subpath
@@ -817,7 +1119,7 @@ static void emit_restrictions(ctx *c)
 			zsp_buf_puts(&c->out, "(deny file-read* file-write* process-exec ");
 			put_region(c, k, cut_for_deny, glob_not_deny, "");
 		} else if (it->strength == S_PROTECT) {
-			put_comment(c, it, NULL);
+			put_comment(c, it, it->via);
 			zsp_buf_puts(&c->out, "(deny file-write* ");
 			put_region(c, k, cut_for_protect, glob_is_write, "");
 		} else {
@@ -1008,6 +1310,8 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 	}
 	unsigned errors = d->errors;
 	collect(&c);
+	follow_gitfiles(&c);
+	sort_literals(&c);
 	zsp_buf_printf(&c.out, "; Seatbelt profile (SBPL) of policy \"%s\" from %s, by zspc %s.\n", p->name,
 	     source ? source : "(unnamed)", zsp_version());
 	zsp_buf_puts(&c.out, "; Run it with sandbox-exec -p PROFILE -DNAME=VALUE ... for each (param \"NAME\") it reads\n"
