@@ -661,6 +661,13 @@ static void protect_names(ctx *c, const zsp_ir_fs_rule *first, const char *spell
 	}
 }
 
+/* Is a pointed-to directory denied to the sandbox, as spelled or resolved? Then git cannot use
+ * it and there is nothing to protect. */
+static bool hidden(ctx *c, const char *spelled, const char *resolved)
+{
+	return strength_at(c, spelled) == S_DENY || (resolved && strength_at(c, resolved) == S_DENY);
+}
+
 /* Is a pointed-to path one the profile can spell? */
 static bool spellable(const char *s)
 {
@@ -714,13 +721,14 @@ static void follow_gitfile(ctx *c, const zsp_ir_fs_rule *first)
 	}
 	const char *dir = line + 7 + strspn(line + 7, " \t");
 	if (!spellable(dir)) {
-		pointer_warning(c, first, spelled, "its path is empty or holds ${", "the repository it points to");
+		pointer_warning(c, first, spelled, "its path is empty or holds ${",
+				"the repository it points to");
 		return;
 	}
 	const char *fs, *resolved;
 	const char *gitdir = pointed(c, root, dir, &fs, &resolved);
-	if (!gitdir || strength_at(c, gitdir) == S_DENY || (resolved && strength_at(c, resolved) == S_DENY))
-		return; /* hidden from the sandbox: nothing to protect there */
+	if (!gitdir || hidden(c, gitdir, resolved))
+		return;
 	if (!resolved)
 		zsp_diag_warning(c->d, ZSP_W_UNENFORCED, first->loc,
 				 "on macOS, `%s` points to %s, which does not exist here: protected as spelled, a symbolic link made on the way would lead git elsewhere",
@@ -755,12 +763,13 @@ static void follow_gitfile(ctx *c, const zsp_ir_fs_rule *first)
 		return;
 	}
 	if (!spellable(cdir)) {
-		pointer_warning(c, first, cspelled, "its path is empty or holds ${", "the common directory it names");
+		pointer_warning(c, first, cspelled, "its path is empty or holds ${",
+				"the common directory it names");
 		return;
 	}
 	const char *cresolved;
 	const char *common = pointed(c, fs, cdir, NULL, &cresolved);
-	if (!common || strength_at(c, common) == S_DENY || (cresolved && strength_at(c, cresolved) == S_DENY))
+	if (!common || hidden(c, common, cresolved))
 		return;
 	protect_names(c, first, common, cresolved, cspelled, "common directory");
 }
