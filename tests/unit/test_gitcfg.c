@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/gitcfg.h"
@@ -203,6 +204,35 @@ static int safe_cb(void *ctx, const zsp_gitcfg_entry *e)
 		++*(int *)ctx;
 	}
 	return 0;
+}
+
+/* Inputs of the largest size that might make a careless parser quadratic: each must parse in
+ * well under a second (a quadratic pass over 1 MiB takes minutes). */
+static void test_linear(void)
+{
+	static const char *const units[] = {
+		"[s]\n",   "[s \"a\"]", "k=v\n", "k = a   \t b", " \t", "\\\n", "[a.b.c]",
+		"k = \"\\\"\"\n", "#", "k\n", "[s]\nk = x ",
+	};
+	size_t size = ZSP_GITCFG_MAX;
+	char *text = malloc(size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		size_t n = strlen(units[u]), len = 4;
+		memcpy(text, "[s]\n", 4);
+		while (len + n <= size) {
+			memcpy(text + len, units[u], n);
+			len += n;
+		}
+		clock_t t0 = clock();
+		seen s = { 0 };
+		zsp_gitcfg_parse(text, len, collect, &s, err, sizeof(err));
+		double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+		if (secs > 1.0)
+			fprintf(stderr, "\n  %zu x \"%s\": %.2f s\n", len / n, units[u], secs);
+		CU_ASSERT(secs < 1.0);
+	}
+	free(text);
 }
 
 /* The configs git itself wrote (git 2.39: init, remote add, config, submodule add). */
@@ -554,6 +584,7 @@ int main(void)
 	CU_add_test(s, "spellings of a dangerous key", test_disguises);
 	CU_add_test(s, "what git rejects and what zsp will not guess", test_errors);
 	CU_add_test(s, "configs git wrote", test_real);
+	CU_add_test(s, "1 MiB inputs in linear time", test_linear);
 	CU_pSuite v = CU_add_suite("gitcfg verdicts", NULL, NULL);
 	CU_add_test(v, "allow-list and unsafe classes", test_safe);
 	CU_add_test(v, "the URL rule", test_urls);
