@@ -349,6 +349,9 @@ static const struct safe_key {
 	enum check check;
 } safe_keys[] = {
 	{ "core", NULL, "repositoryformatversion", PLAIN },
+	/* where the work tree is (git submodule add writes it into .git/modules/NAME/config):
+	 * what git runs comes from the config and the hooks, never from the work tree */
+	{ "core", NULL, "worktree", PLAIN },
 	{ "core", NULL, "filemode", PLAIN },
 	{ "core", NULL, "bare", PLAIN },
 	{ "core", NULL, "logallrefupdates", PLAIN },
@@ -457,7 +460,6 @@ static const struct unsafe_key {
 	{ "core", NULL, "askpass", "git runs it as a program" },
 	{ "core", NULL, "gitproxy", "git runs it as a program" },
 	{ "core", NULL, "alternaterefscommand", "git runs it as a program" },
-	{ "core", NULL, "worktree", "points git at another work tree, with its own files" },
 	{ "core", NULL, "excludesfile", "makes git read a file it names" },
 	{ "core", NULL, "attributesfile", "makes git read a file it names, whose filters run" },
 	{ "extensions", NULL, "worktreeconfig",

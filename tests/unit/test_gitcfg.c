@@ -359,7 +359,7 @@ static void test_safe(void)
 	unsafe("[core]\naskPass = x", "program");
 	unsafe("[core]\ngitProxy = x", "program");
 	unsafe("[core]\nalternateRefsCommand = x", "program");
-	unsafe("[core]\nworktree = ../x", "work tree");
+	safe("[core]\nworktree = ../../../sub");
 	unsafe("[core]\nexcludesFile = x", "file");
 	unsafe("[core]\nattributesFile = x", "file");
 	unsafe("[core \"x\"]\nbare = true", listed);
