@@ -187,6 +187,8 @@ static int compile(zsp_compiler *c, const char *name, const char *text, size_t l
 	if (!c->defer_summary)
 		zsp_compiler_summary(c);
 	set->ir.source = zsp_arena_strdup(a, name);
+	set->ir.inputs = cc.inputs;
+	set->ir.ninputs = cc.ninputs;
 	if (rc != ZSP_OK || !set->ir.source) {
 		zsp_policy_set_free(set);
 		return rc == ZSP_OK ? ZSP_EINTERNAL : rc;

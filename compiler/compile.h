@@ -45,6 +45,8 @@ typedef struct zsp_cc {
 	zsp_diag *diag;
 	zsp_ast_file **files;
 	size_t nfiles, files_cap;
+	const char **inputs;        /* every file read, canonical (zsp_ir.inputs) */
+	size_t ninputs;
 	struct policy_state *pols;
 	size_t npols;
 	const char **syscall_names; /* lazily built for "did you mean" */

@@ -29,6 +29,7 @@ typedef struct zsp_ir_param {
 typedef struct zsp_ir_fs_rule {
 	zsp_access access;
 	const char *path;      /* normalized; ${NAME} for unresolved parameters */
+	const char *written;   /* the path as the policy wrote it (for protect: the name) */
 	bool glob;
 	const char *protect;   /* for a rule made by `protect NAME`: NAME; else NULL */
 	const char *root;      /* ... and the writable root it was expanded under */
@@ -154,6 +155,9 @@ typedef struct zsp_ir_test {
 
 typedef struct zsp_ir {
 	const char *source;        /* the file named on the command line */
+	const char **inputs;       /* every file read (it and its includes), canonical; a buffer's
+				    * name is among them as given */
+	size_t ninputs;
 	zsp_ir_policy *policies;   /* sorted by name */
 	size_t npolicies;
 	zsp_ir_test *tests;        /* in source order */

@@ -230,6 +230,8 @@ int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len)
 	const char *key = zsp_arena_strdup(cc->a, real ? real : path);
 	free(real);
 	int rc = key ? load_text(&ld, path, key, text, len, (zsp_loc){ 0 }) : ZSP_EINTERNAL;
+	cc->inputs = ld.seen;
+	cc->ninputs = ld.nseen;
 	free(owned);
 	return rc;
 }

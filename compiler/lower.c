@@ -314,6 +314,7 @@ static void lower_fs(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st
 		rule->access = st->op == ZSP_FS_WRITE ? ZSP_ACCESS_WRITE
 			     : st->op == ZSP_FS_DENY ? ZSP_ACCESS_DENY : ZSP_ACCESS_READ;
 		rule->path = norm;
+		rule->written = s->s;
 		rule->protect = st->op == ZSP_FS_PROTECT ? norm : NULL;
 		rule->policy = ps->ast->name->s;
 		rule->loc = s->loc;

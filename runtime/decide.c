@@ -211,7 +211,7 @@ int zsp_decider_record_answer(zsp_decider *d, const char *request, int answer, c
 
 int zsp_policy_hash(const zsp_ir *ir, const zsp_ir_policy *p, char hex[65])
 {
-	zsp_ir one = { ir->source, (zsp_ir_policy *)p, 1, NULL, 0 };
+	zsp_ir one = { .source = ir->source, .policies = (zsp_ir_policy *)p, .npolicies = 1 };
 	char *json;
 	size_t len;
 	if (zsp_ir_to_json(&one, &json, &len) != ZSP_OK)
