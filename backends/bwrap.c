@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/gitcfg.h"
 #include "backends/linux.h"
 #include "compiler/env.h"
 #include "compiler/path.h"
@@ -49,6 +51,7 @@ typedef struct probe {
 	const char *path;           /* NULL: a free slot */
 	int err;                    /* lstat's errno; 0: it exists */
 	mode_t mode;
+	uid_t uid;
 	const char *target;         /* a symlink's target once read */
 	int link_err;               /* readlink's errno when it failed */
 	enum { LISTED_NOT, LISTED_EMPTY, LISTED_FULL } listed; /* a directory a glob walk read */
@@ -65,8 +68,8 @@ typedef struct plan {
 	size_t n, cap;
 	char **argv;
 	size_t argc, argcap;
-	char **ph, **locks;
-	size_t nph, phcap, nlocks, lockcap;
+	char **ph, **locks, **roots, **fixed;
+	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap;
 	bool failed;
 	bool oom;                   /* failed for want of memory (not yet reported) */
 } plan;
@@ -174,6 +177,7 @@ static probe *probe_path(plan *pl, const char *path)
 	pl->nprobes++;
 	pr->err = lstat(path, &st) == 0 ? 0 : errno;
 	pr->mode = pr->err ? 0 : st.st_mode;
+	pr->uid = pr->err ? 0 : st.st_uid;
 	return pr;
 }
 
@@ -197,6 +201,16 @@ static const char *probe_link(plan *pl, probe *pr)
 /* Resolves every symlink of an absolute path, component by component; the part that does not
  * exist is appended as written. *kind tells what is at the end. NULL on a loop or a path too long. */
 static bool policy_writable(const zsp_ir_policy *p, const char *dir);
+
+/* A directory where someone other than the user and root may create entries: world-writable
+ * or sticky (/tmp), or owned by another user. A symbolic link found there is not the user's. */
+static bool dir_untrusted(plan *pl, const char *dir)
+{
+	probe *pr = probe_path(pl, dir);
+	if (!pr || pr->err)
+		return true;
+	return (pr->mode & (S_IWOTH | S_ISVTX)) || (pr->uid != 0 && pr->uid != geteuid());
+}
 
 static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const char **missing_from,
 			  bool *untrusted)
@@ -253,9 +267,11 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 			continue;
 		}
 		if (S_ISLNK(pr->mode)) {
-			/* a link in a directory the policy lets a sandbox write may have been planted */
+			/* a link in a directory the policy lets a sandbox write may have been planted,
+			 * and so may one where other users can write (/tmp) */
 			cur[cl] = 0;
-			if (untrusted && policy_writable(pl->p, cur[0] ? cur : "/"))
+			if (untrusted && (policy_writable(pl->p, cur[0] ? cur : "/") ||
+					  dir_untrusted(pl, cur[0] ? cur : "/")))
 				*untrusted = true;
 			cur[cl] = '/';
 			const char *target = probe_link(pl, pr);
@@ -365,6 +381,16 @@ static void drop_widening(plan *pl)
 				}
 			}
 			keep = e->access == ZSP_ACCESS_READ && target == ZSP_ACCESS_WRITE;
+			/* a writable root that is not there as the policy means it: refuse, rather than
+			 * run with the root silently read-only */
+			if (!keep && e->access == ZSP_ACCESS_WRITE && e->rule) {
+				zsp_diag_error(pl->d, e->rule->loc,
+					       "`%s` is reached through a symbolic link in a directory that the sandbox "
+					       "or another user can write (it resolves to %s): it is not made writable",
+					       e->rule->path, e->path);
+				zsp_diag_hint(pl->d, "name the directory itself, not a link to it");
+				pl->failed = true;
+			}
 		}
 		if (keep)
 			pl->ents[k++] = *e;
@@ -386,6 +412,22 @@ static int access_at(const plan *pl, const char *path)
 	return acc;
 }
 
+/* The policy and the files it includes: read-only wherever the sandbox may write, so that no
+ * run rewrites the rules of the next. Only narrows: a file the policy hides stays hidden. */
+static void protect_readonly(plan *pl)
+{
+	for (size_t i = 0; i < pl->o->nreadonly && !pl->failed; i++) {
+		if (pl->o->readonly[i][0] != '/')
+			continue;   /* a buffer's name, not a file */
+		enum host_kind kind;
+		const char *missing_from;
+		bool untrusted = false;
+		char *c = canonicalize(pl, pl->o->readonly[i], &kind, &missing_from, &untrusted);
+		if (c && kind != H_MISSING && kind != H_IMPOSSIBLE && access_at(pl, c) == ZSP_ACCESS_WRITE)
+			add_canonical(pl, c, kind, NULL, ZSP_ACCESS_READ, true, false, false, NULL);
+	}
+}
+
 /* A protected name is a mount point, which cannot be renamed; but a directory holding one can,
  * mounts and all, after which the name could be created afresh on the host. So every writable
  * ancestor of a protected name is mounted on itself too. */
@@ -393,7 +435,7 @@ static void pin_ancestors(plan *pl)
 {
 	size_t n = pl->n;
 	for (size_t i = 0; i < n && !pl->failed; i++) {
-		if (!pl->ents[i].protect || pl->ents[i].kind == H_IMPOSSIBLE)
+		if (!pl->ents[i].protect || pl->ents[i].kind == H_IMPOSSIBLE || pl->ents[i].kind == H_MISSING)
 			continue;
 		char *anc = zsp_arena_strdup(pl->a, pl->ents[i].path);
 		if (!anc) {
@@ -415,62 +457,223 @@ static void pin_ancestors(plan *pl)
 	}
 }
 
-/* A .git file ("gitdir: DIR", worktrees and submodules) in a writable root: the protected .git
- * names hold for the directory it points to, and for that repository's common directory. */
-static void follow_gitdir(plan *pl, const zsp_ir_fs_rule *r)
+/* A protected name, or a directory on the way to it, that is a symbolic link: the sandbox could
+ * remove the link and create the name afresh, and the read-only mount would have held the link's
+ * target only. Refused, as Codex does (doc/host-later.md). true when refused. */
+static bool protect_through_link(plan *pl, const char *root, const char *name, const zsp_ir_fs_rule *r)
 {
-	if (!r->protect || !r->root || strncmp(r->protect, ".git", 4) != 0 ||
-	    (r->protect[4] != 0 && r->protect[4] != '/'))
+	enum host_kind kind;
+	const char *missing_from;
+	bool untrusted = false;
+	char *rc = canonicalize(pl, root, &kind, &missing_from, &untrusted);
+	if (!rc || kind != H_DIR)
+		return false;   /* no root, nothing under it to protect */
+	char path[PATH_MAX];
+	size_t len = (size_t)snprintf(path, sizeof(path), "%s", strcmp(rc, "/") == 0 ? "" : rc);
+	for (const char *c = name; *c && len < sizeof(path);) {
+		size_t n = strcspn(c, "/");
+		if (len + 1 + n >= sizeof(path))
+			return false;
+		path[len++] = '/';
+		memcpy(path + len, c, n);
+		len += n;
+		path[len] = 0;
+		probe *pr = probe_path(pl, path);
+		if (!pr) {
+			nomem(pl);
+			return true;
+		}
+		if (pr->err)
+			return false;
+		if (S_ISLNK(pr->mode)) {
+			const char *target = probe_link(pl, pr);
+			zsp_diag_error(pl->d, r->loc,
+				       "protected `%s`: %s is a symbolic link%s%s: the sandbox could replace the "
+				       "link and write the name afresh, so the sandbox is not started",
+				       name, path, target ? " to " : "", target ? target : "");
+			zsp_diag_hint(pl->d, "replace the link by the directory or file it points to, or move it "
+					     "out of the writable root");
+			pl->failed = true;
+			return true;
+		}
+		if (!S_ISDIR(pr->mode))
+			return false;
+		c += n;
+		c += strspn(c, "/");
+	}
+	return false;
+}
+
+/* The git directories git reaches from one writable root: root/.git (or the directory a .git
+ * file names), its common directory, and the git directories of its submodules and worktrees.
+ * via: reached through a pointer the sandbox could have written (such an entry may narrow
+ * access, never widen it). */
+typedef struct gitdirs {
+	char *dir[64];
+	bool via[64];
+	size_t n;
+} gitdirs;
+
+static void gitdirs_add(plan *pl, gitdirs *gd, const char *dir, bool via)
+{
+	for (size_t i = 0; i < gd->n; i++)
+		if (strcmp(gd->dir[i], dir) == 0)
+			return;
+	if (gd->n < 64 && (gd->dir[gd->n] = zsp_arena_strdup(pl->a, dir))) {
+		gd->via[gd->n++] = via;
 		return;
-	char dotgit[PATH_MAX], line[PATH_MAX];
-	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", r->root) >= (int)sizeof(dotgit))
+	}
+	if (gd->n < 64)
+		nomem(pl);
+}
+
+/* The directory a pointer file names (git's one-line files: a .git file, commondir), relative to
+ * from; NULL when there is none. */
+static char *pointer_target(plan *pl, const char *from, const char *file, const char *prefix)
+{
+	int dfd = open(from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char target[PATH_MAX], err[256], joined[2 * PATH_MAX + 2];
+	if (dfd < 0)
+		return NULL;
+	int rc = zsp_git_pointer_read(dfd, file, prefix, target, sizeof(target), err, sizeof(err));
+	close(dfd);
+	if (rc != ZSP_OK)
+		return NULL;
+	snprintf(joined, sizeof(joined), "%s%s%s", target[0] == '/' ? "" : from, target[0] == '/' ? "" : "/",
+		 target);
+	char norm[PATH_MAX];
+	if (!zsp_path_lexical(joined, norm, sizeof(norm)))
+		return NULL;
+	return zsp_arena_strdup(pl->a, norm);
+}
+
+static void gitdirs_children(plan *pl, gitdirs *gd, const char *gdir, const char *sub, bool via)
+{
+	char dir[PATH_MAX];
+	if (snprintf(dir, sizeof(dir), "%s/%s", gdir, sub) >= (int)sizeof(dir))
+		return;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char child[PATH_MAX];
+		if (de->d_name[0] == '.' ||
+		    snprintf(child, sizeof(child), "%s/%s", dir, de->d_name) >= (int)sizeof(child))
+			continue;
+		const probe *pr = probe_path(pl, child);
+		if (pr && !pr->err && S_ISDIR(pr->mode))
+			gitdirs_add(pl, gd, child, via);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void find_gitdirs(plan *pl, const char *root, gitdirs *gd)
+{
+	char dotgit[PATH_MAX];
+	if (snprintf(dotgit, sizeof(dotgit), "%s/.git", root) >= (int)sizeof(dotgit))
 		return;
 	const probe *pr = probe_path(pl, dotgit);
 	if (!pr) {
 		nomem(pl);
 		return;
 	}
-	if (pr->err || !S_ISREG(pr->mode))
+	if (pr->err)
 		return;
-	FILE *f = fopen(dotgit, "re");
-	bool ok = f && fgets(line, sizeof(line), f) && strncmp(line, "gitdir:", 7) == 0;
-	if (f)
-		fclose(f);
-	if (!ok)
+	char *g = S_ISDIR(pr->mode) ? dotgit : S_ISREG(pr->mode) ? pointer_target(pl, root, ".git", ZSP_GIT_GITDIR_PREFIX) : NULL;
+	if (!g)
 		return;
-	/* the pointer itself: rewritten, it would send git to hooks of the sandbox's making */
-	add_ent(pl, dotgit, ZSP_ACCESS_READ, true, false, r);
-	char *dir = line + 7;
-	dir += strspn(dir, " \t");
-	dir[strcspn(dir, "\r\n")] = 0;
-	const char *rest = r->protect + 4;
-	for (int round = 0; round < 2 && *dir; round++) {
-		char target[PATH_MAX];
-		if (snprintf(target, sizeof(target), "%s%s%s%s", dir[0] == '/' ? "" : r->root,
-			     dir[0] == '/' ? "" : "/", dir, rest) >= (int)sizeof(target))
-			return;
-		/* the file's contents are the sandbox's to write when it was not protected before */
-		add_ent(pl, target, ZSP_ACCESS_READ, true, true, r);
-		/* a worktree's hooks and config live in the common directory */
-		char common[PATH_MAX], cdir[PATH_MAX];
-		if (snprintf(common, sizeof(common), "%s%s%s/commondir", dir[0] == '/' ? "" : r->root,
-			     dir[0] == '/' ? "" : "/", dir) >= (int)sizeof(common))
-			return;
-		FILE *c = fopen(common, "re");
-		bool has = c && fgets(cdir, sizeof(cdir), c);
-		if (c)
-			fclose(c);
-		if (!has)
-			return;
-		cdir[strcspn(cdir, "\r\n")] = 0;
-		char joined[PATH_MAX];
-		if (cdir[0] == '/')
-			snprintf(joined, sizeof(joined), "%s", cdir);
-		else if (snprintf(joined, sizeof(joined), "%s%s%s/%s", dir[0] == '/' ? "" : r->root,
-				  dir[0] == '/' ? "" : "/", dir, cdir) >= (int)sizeof(joined))
-			return;
-		strcpy(line, joined);
-		dir = line;
+	gitdirs_add(pl, gd, g, g != dotgit);
+	/* each git directory found may name a common directory; a worktree's is the main one */
+	for (size_t i = 0; i < gd->n && !pl->failed; i++) {
+		char *common = pointer_target(pl, gd->dir[i], "commondir", NULL);
+		if (common)
+			gitdirs_add(pl, gd, common, true);
+		gitdirs_children(pl, gd, gd->dir[i], "modules", gd->via[i]);
+		gitdirs_children(pl, gd, gd->dir[i], "worktrees", gd->via[i]);
+	}
+}
+
+typedef struct cfg_refs {
+	plan *pl;
+	const char *gdir, *root;
+	const zsp_ir_fs_rule *r;
+	bool via;
+} cfg_refs;
+
+/* What a repository's config points at that git runs, or reads keys from: mounted read-only. */
+static int cfg_ref(void *ctx, const zsp_gitcfg_entry *e)
+{
+	cfg_refs *c = ctx;
+	const char *v = e->value;
+	const char *base = NULL;
+	if (!v || !v[0])
+		return 0;
+	if (strcmp(e->section, "core") == 0 && !e->subsection && strcmp(e->name, "hookspath") == 0)
+		base = c->root;          /* relative to the top of the work tree */
+	else if ((strcmp(e->section, "include") == 0 || strcmp(e->section, "includeif") == 0) &&
+		 strcmp(e->name, "path") == 0)
+		base = c->gdir;          /* relative to the including file */
+	if (!base)
+		return 0;
+	char joined[2 * PATH_MAX + 2], norm[PATH_MAX];
+	if (v[0] == '~' && v[1] == '/' && c->pl->o->home)
+		snprintf(joined, sizeof(joined), "%s/%s", c->pl->o->home, v + 2);
+	else if (v[0] == '/')
+		snprintf(joined, sizeof(joined), "%s", v);
+	else
+		snprintf(joined, sizeof(joined), "%s/%s", base, v);
+	if (zsp_path_lexical(joined, norm, sizeof(norm)))
+		add_ent(c->pl, norm, ZSP_ACCESS_READ, true, c->via, c->r);
+	return 0;
+}
+
+static void protect_config_refs(plan *pl, const char *gdir, const char *root, bool via, const zsp_ir_fs_rule *r)
+{
+	int dfd = open(gdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	const char *files[] = { "config", "config.worktree" };
+	for (size_t i = 0; i < 2; i++) {
+		char *text = NULL, err[256];
+		size_t len;
+		if (zsp_gitcfg_read_file(dfd, files[i], &text, &len, err, sizeof(err)) != ZSP_OK)
+			continue;
+		cfg_refs c = { pl, gdir, root, r, via };
+		zsp_gitcfg_parse(text, len, cfg_ref, &c, err, sizeof(err));
+		free(text);
+	}
+	close(dfd);
+}
+
+/* `protect ".git/NAME"` under a writable root: NAME is protected in every git directory git
+ * reaches from there, and so are the files that redirect git (a .git file, commondir,
+ * config.worktree) and what the config names (core.hooksPath, include.path). Existing ones are
+ * mounted read-only; missing ones are left to the check after the run (doc/host-later.md). */
+static void protect_repo(plan *pl, const zsp_ir_fs_rule *r)
+{
+	if (!r->protect || !r->root || strncmp(r->protect, ".git", 4) != 0 ||
+	    (r->protect[4] != 0 && r->protect[4] != '/'))
+		return;
+	if (protect_through_link(pl, r->root, r->protect, r))
+		return;
+	gitdirs gd = { .n = 0 };
+	find_gitdirs(pl, r->root, &gd);
+	char dotgit[PATH_MAX];
+	snprintf(dotgit, sizeof(dotgit), "%s/.git", r->root);
+	const probe *pr = probe_known(pl, dotgit);
+	if (pr && !pr->err && S_ISREG(pr->mode))
+		add_ent(pl, dotgit, ZSP_ACCESS_READ, true, false, r);
+	const char *rest = r->protect[4] == '/' ? r->protect + 5 : NULL;
+	static const char *const redirects[] = { "commondir", "config.worktree", "gitdir" };
+	for (size_t i = 0; i < gd.n && !pl->failed; i++) {
+		char path[PATH_MAX];
+		if (rest && !protect_through_link(pl, gd.dir[i], rest, r) &&
+		    snprintf(path, sizeof(path), "%s/%s", gd.dir[i], rest) < (int)sizeof(path))
+			add_ent(pl, path, ZSP_ACCESS_READ, true, gd.via[i], r);
+		for (size_t k = 0; k < 3; k++)
+			if (snprintf(path, sizeof(path), "%s/%s", gd.dir[i], redirects[k]) < (int)sizeof(path))
+				add_ent(pl, path, ZSP_ACCESS_READ, true, gd.via[i], r);
+		protect_config_refs(pl, gd.dir[i], r->root, gd.via[i], r);
 	}
 }
 
@@ -715,27 +918,22 @@ static void emit_ent(plan *pl, size_t i)
 		return;
 	switch (e->access) {
 	case ZSP_ACCESS_READ:
-		if (e->kind == H_MISSING) {
-			if (!can_create)
-				return;
-			placeholder(pl, e);
-			args(pl, "--perms", "0555", NULL);
-			args(pl, "--tmpfs", e->path, NULL);
-			args(pl, "--remount-ro", e->path, NULL);
-			return;
-		}
-		if (pa == ZSP_ACCESS_READ)
+		/* a missing protected name gets no placeholder (a file must not become a directory,
+		 * and the user's tree shows nothing of ours): what the sandbox creates there is the
+		 * check after the run's (doc/host-later.md) */
+		if (e->kind == H_MISSING || pa == ZSP_ACCESS_READ)
 			return;
 		if (e->protect && e->kind == H_DIR && dir_empty(pl, e->path))
 			push_str(pl, &pl->locks, &pl->nlocks, &pl->lockcap, e->path);
+		if (e->protect)
+			push_str(pl, &pl->fixed, &pl->nfixed, &pl->fixedcap, e->path);
 		args(pl, "--ro-bind", e->path, e->path);
 		return;
 	case ZSP_ACCESS_WRITE:
-		if (e->pin && e->kind == H_MISSING && can_create) {
-			placeholder(pl, e);
-		} else if (e->kind == H_MISSING || (pa == ZSP_ACCESS_WRITE && !e->pin)) {
+		if (e->kind != H_MISSING && e->rule)   /* a write rule's, not only a pin */
+			push_str(pl, &pl->roots, &pl->nroots, &pl->rootcap, e->path);
+		if (e->kind == H_MISSING || (pa == ZSP_ACCESS_WRITE && !e->pin))
 			return;
-		}
 		args(pl, "--bind", e->path, e->path);
 		return;
 	case ZSP_ACCESS_DENY:
@@ -847,8 +1045,10 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 			continue;
 		if (!r->glob)
 			add_ent(&pl, r->path, r->access, r->protect != NULL, false, r);
+		if (!pl.failed && r->protect && strncmp(r->protect, ".git", 4) != 0)
+			protect_through_link(&pl, r->root, r->protect, r);
 		if (!pl.failed)
-			follow_gitdir(&pl, r);
+			protect_repo(&pl, r);
 	}
 	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
 		if (p->fs[i].glob)
@@ -858,10 +1058,15 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	struct stat wsl;
 	if (!pl.failed && lstat("/run/WSL", &wsl) == 0 && S_ISDIR(wsl.st_mode))
 		add_ent(&pl, "/run/WSL", ZSP_ACCESS_DENY, false, false, NULL);
+	/* zsp's own state (grants, audit trail): no sandbox reads or forges it */
+	for (size_t i = 0; i < o->nhidden && !pl.failed; i++)
+		if (lstat(o->hidden[i], &wsl) == 0)
+			add_ent(&pl, o->hidden[i], ZSP_ACCESS_DENY, false, false, NULL);
 	for (size_t i = 0; i < p->nenv_set; i++)
 		unresolved(&pl, p->env_set[i].value, p->env_set[i].loc);
 	if (!pl.failed) {
 		drop_widening(&pl);
+		protect_readonly(&pl);
 		pin_ancestors(&pl);
 	}
 	if (pl.failed)
@@ -875,8 +1080,10 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		first = 1;
 		if (pl.ents[0].access == ZSP_ACCESS_READ)
 			args(&pl, "--ro-bind", "/", "/");
-		else if (pl.ents[0].access == ZSP_ACCESS_WRITE)
+		else if (pl.ents[0].access == ZSP_ACCESS_WRITE) {
 			args(&pl, "--bind", "/", "/");
+			push_str(&pl, &pl.roots, &pl.nroots, &pl.rootcap, "/");
+		}
 		else
 			hide_dir(&pl, 0, !has_descendant(&pl, 0));
 	} else {
@@ -935,6 +1142,10 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	out->nplaceholders = pl.nph;
 	out->locks = pl.locks;
 	out->nlocks = pl.nlocks;
+	out->roots = pl.roots;
+	out->nroots = pl.nroots;
+	out->fixed = pl.fixed;
+	out->nfixed = pl.nfixed;
 	return ZSP_OK;
 }
 

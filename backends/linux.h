@@ -25,12 +25,17 @@ typedef struct zsp_linux_opts {
 	bool seccomp;             /* add --seccomp ZSP_FD_SECCOMP */
 	bool proc;                /* add --proc /proc (zsp-run drops it where /proc cannot be mounted) */
 	size_t walk_max;          /* entries a glob may walk before the launch is refused (0: 200,000) */
+	const char *home;         /* the account's home: `~/` in a git include path */
+	const char *const *readonly; /* files the sandbox must not change where it may write (the */
+	size_t nreadonly;         /* policy and its includes) */
+	const char *const *hidden; /* directories it must not see at all (zsp's own state) */
+	size_t nhidden;
 } zsp_linux_opts;
 
-/* A missing protected or denied name under a writable root is masked by a read-only empty
- * directory, and the missing directories between a writable root and a protected name are
- * mounted on themselves: their mount points must exist on the host. The runner creates the
- * placeholders before bwrap starts and removes them after the run (rmdir: only while empty). */
+/* A missing denied name under a writable root is masked by a read-only empty directory: its
+ * mount point must exist on the host. The runner creates the placeholders before bwrap starts
+ * and removes them after the run (rmdir: only while empty). A missing protected name gets none:
+ * the runner's check after the run covers it (runtime/guard.h). */
 typedef struct zsp_bwrap_plan {
 	char **argv;              /* bwrap's options, without "bwrap", "--" and the command */
 	size_t argc;
@@ -39,6 +44,10 @@ typedef struct zsp_bwrap_plan {
 	char **locks;             /* existing empty protected directories (maybe another run's
 				   * placeholder): held with a shared flock while the sandbox runs */
 	size_t nlocks;
+	char **roots;             /* the writable roots, canonical */
+	size_t nroots;
+	char **fixed;             /* protected names mounted read-only (they existed at launch) */
+	size_t nfixed;
 } zsp_bwrap_plan;
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file
