@@ -18,7 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compiler/path.h"
 #include "runtime/cli.h"
+#include "runtime/guard.h"
 #include "runtime/launch.h"
 
 #ifndef BWRAP_PATH
@@ -33,13 +35,15 @@ const char *zsp_bwrap_path(void)
 	return test ? test : BWRAP_PATH;
 }
 
-int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d, const char *cwd,
-		       char *const *env, bool proc)
+int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d,
+		       const zsp_linux_opts *opts)
 {
 	memset(l, 0, sizeof(*l));
 	l->p = p;
 	l->bwrap = zsp_bwrap_path();
-	zsp_linux_opts o = { .chdir = cwd, .environ = env, .seccomp = true, .proc = proc };
+	l->home = opts->home;
+	zsp_linux_opts o = *opts;
+	o.seccomp = true;
 	zsp_linux_check(p, d);
 	int rc = zsp_bwrap_plan_build(p, &o, a, d, &l->plan);
 	if (rc != ZSP_OK)
@@ -411,6 +415,40 @@ static bool status_says_started(int fd)
 	return strstr(buf, "\"child-pid\"") != NULL;
 }
 
+/* After the run: what the sandbox left in its writable roots for the host to run is moved
+ * aside (runtime/guard.c). false when something could not be. */
+static bool guard_after(const zsp_launch *l, struct timespec since)
+{
+	const char *names[256];
+	size_t nnames = 0;
+	for (size_t i = 0; i < l->p->nfs && nnames < 256; i++) {
+		const char *n = l->p->fs[i].protect;
+		bool dup = false;
+		for (size_t k = 0; n && k < nnames; k++)
+			dup |= strcmp(names[k], n) == 0;
+		if (n && !dup)
+			names[nnames++] = n;
+	}
+	const char *roots[l->plan.nroots + 1];
+	size_t nroots = 0;
+	bool ws_writable = false;
+	for (size_t i = 0; i < l->plan.nroots; i++) {
+		roots[nroots++] = l->plan.roots[i];
+		ws_writable |= l->workspace && zsp_path_is_prefix(l->plan.roots[i], l->workspace);
+	}
+	if (ws_writable)
+		roots[nroots++] = l->workspace;
+	zsp_guard_opts go = {
+		.roots = roots, .nroots = nroots,
+		.fixed = (const char *const *)l->plan.fixed, .nfixed = l->plan.nfixed,
+		.names = names, .nnames = nnames, .home = l->home, .since = since,
+	};
+	zsp_guard_result r;
+	fflush(stderr);
+	zsp_guard_check(&go, stderr, &r);
+	return r.failed == 0;
+}
+
 int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 {
 	static char msg[512];
@@ -418,6 +456,8 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	if (!why)
 		why = &dummy;
 	*why = NULL;
+	struct timespec since = zsp_guard_start();
+	bool started = false;
 	held h = { 0 };
 	char cgroup[512] = "";
 	int fds[4] = { -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 };
@@ -449,7 +489,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 			;
 		child_pid = 0;
-		bool started = status_says_started(status_pipe[0]);
+		started = status_says_started(status_pipe[0]);
 		if (w < 0) {
 			snprintf(msg, sizeof(msg), "lost bwrap: %s", strerror(errno));
 			*why = msg;
@@ -466,6 +506,10 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 out:
 	remove_cgroup(cgroup);
 	remove_placeholders(l, &h);
+	if (started && !guard_after(l, since)) {
+		*why = "after the run, what the sandbox left for the host to run could not all be moved aside (see above)";
+		rc = ZSP_RUN_EGUARD;
+	}
 	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

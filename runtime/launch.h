@@ -10,6 +10,9 @@
 
 /* Exit status when the sandbox cannot be set up (the command never ran). */
 #define ZSP_RUN_ESETUP 125
+/* Exit status when the command ran but what it left for the host to run could not all be moved
+ * aside (runtime/guard.h): the host is not safe to use there until it is removed. */
+#define ZSP_RUN_EGUARD 121
 
 typedef struct zsp_launch {
 	const zsp_ir_policy *p;
@@ -17,20 +20,25 @@ typedef struct zsp_launch {
 	char *bpf;                 /* malloc'd */
 	size_t bpflen;
 	const char *bwrap;         /* path of bwrap */
+	const char *home;          /* for the check after the run (`~/` in git include paths) */
+	const char *workspace;     /* canonical; checked after the run even inside a shared root
+				    * (/tmp) that is not walked, when the sandbox could write it */
 	bool quiet;                /* no diagnosis on stderr when the sandbox fails to start */
 } zsp_launch;
 
-/* Lowers p for a run in cwd with the environment env. Diagnostics go to d. Returns an enum
- * zsp_status: ZSP_OK; ZSP_EPOLICY after errors were reported on d; otherwise the status of
- * zsp_bwrap_plan_build or zsp_seccomp_export (ZSP_EINTERNAL, ZSP_EIO; also reported). */
-int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d, const char *cwd,
-		       char *const *env, bool proc);
+/* Lowers p for a run with the options o (its seccomp is always on). Diagnostics go to d. Returns
+ * an enum zsp_status: ZSP_OK; ZSP_EPOLICY after errors were reported on d; otherwise the status
+ * of zsp_bwrap_plan_build or zsp_seccomp_export (ZSP_EINTERNAL, ZSP_EIO; also reported). */
+int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d,
+		       const zsp_linux_opts *o);
 void zsp_launch_release(zsp_launch *l);
 
 /* Runs argv (argv[0] looked up on the sandbox's PATH by bwrap) in the sandbox, with the policy's
  * resource limits, stdin/stdout/stderr inherited and every other descriptor closed. Returns the
  * command's exit status (128+N for signal N), or ZSP_RUN_ESETUP when the sandbox could not be
- * set up (then *why, if not NULL, says what failed). Signals that ask zsp-run to stop (INT, TERM,
+ * set up (then *why, if not NULL, says what failed). After the run, what the sandbox left for
+ * the host to run is moved aside and reported on stderr; ZSP_RUN_EGUARD (with *why) when some
+ * of it could not be. Signals that ask zsp-run to stop (INT, TERM,
  * HUP, QUIT) are passed on to the sandbox. */
 int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why);
 

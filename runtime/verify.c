@@ -385,7 +385,8 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 	if (!p || !a || zsp_session_new(set, test->policy, b.workspace, b.home, &s) != ZSP_OK)
 		goto out_a;
 	/* the probe is given absolute paths: "/" is a directory every sandbox has */
-	if (zsp_launch_prepare(&l, p, a, &d, "/", NULL, !o->no_proc) != ZSP_OK) {
+	zsp_linux_opts lo = { .chdir = "/", .proc = !o->no_proc };
+	if (zsp_launch_prepare(&l, p, a, &d, &lo) != ZSP_OK) {
 		fprintf(stderr, "zsp-run: --verify: cannot lower policy `%s` for Linux\n", p->name);
 		zsp_launch_release(&l);
 		rc = ZSP_RUN_ESETUP;
