@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "compiler/compile.h"
+#include "compiler/path.h"
 #include "compiler/textesc.h"
 #include "runtime/ask.h"
 #include "runtime/cli.h"
@@ -61,6 +62,8 @@ static const char usage_text[] =
 	"\n"
 	"exit: the command's status, 128+N when a signal N ended it; 125 when the sandbox\n"
 	"      cannot be set up or a -c decision cannot be recorded (the command did not run);\n"
+	"      121 when the command ran and what it left for the host to run could not all be\n"
+	"      moved aside (what is moved is said on stderr);\n"
 	"      64 usage; 1 policy errors;\n"
 	"      -c: 122 denied, 123 approval needed and no terminal to ask on\n";
 
@@ -360,6 +363,99 @@ static int gate(const struct run_opts *o, const zsp_policy_set *set, const zsp_i
 	return rc;
 }
 
+/* What a writable root must not be by accident: `/`, the home and the directories above it, the
+ * system's own. NULL when path (canonical) is none of them. */
+static const char *risky_root(const char *path, const char *home)
+{
+	static const char *const system_trees[] = {
+		"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc",
+		"/sys", "/dev", "/root", "/var/lib", "/var/log", "/var/cache", "/var/spool", "/var/mail",
+		"/var/backups", "/snap",
+	};
+	static const char *const system_dirs[] = { "/var", "/opt", "/srv", "/run", "/mnt", "/media" };
+	if (strcmp(path, "/") == 0)
+		return "the root directory";
+	if (home && strcmp(path, home) == 0)
+		return "your home directory";
+	if (home && zsp_path_is_prefix(path, home))
+		return "a directory above your home";
+	if (home && zsp_path_is_prefix(home, path))
+		return NULL;   /* a project in the home (even when the home is /root) */
+	for (size_t i = 0; i < sizeof(system_trees) / sizeof(system_trees[0]); i++)
+		if (zsp_path_is_prefix(system_trees[i], path))
+			return "a system directory";
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (strcmp(system_dirs[i], path) == 0)
+			return "a system directory";
+	return NULL;
+}
+
+/* Was every parameter in written given with -D? (A literal path has none: deliberate too.) */
+static bool deliberate(const struct run_opts *o, const char *written)
+{
+	for (const char *d = strstr(written, "${"); d; d = strstr(d + 2, "${")) {
+		const char *end = strchr(d, '}');
+		size_t len = end ? (size_t)(end - d - 2) : strlen(d + 2);
+		bool given = false;
+		for (size_t i = 0; i < o->cc.ndefines; i++)
+			given |= strlen(o->cc.define_names[i]) == len && strncmp(o->cc.define_names[i], d + 2, len) == 0;
+		if (!given)
+			return false;
+	}
+	return true;
+}
+
+/* A writable root that a parameter made `/`, the home or a system directory without anyone
+ * naming it (WORKSPACE defaulting to the current directory in ~, TMPDIR=/etc) is refused: the
+ * sandbox could then write the user's dotfiles, zsp's grants or the system. Reported on d. */
+static void check_roots(const struct run_opts *o, const zsp_ir_policy *p, zsp_diag *d)
+{
+	const char *home = zsp_builtin_params_get(&o->builtins, "HOME");
+	char real_home[PATH_MAX];
+	if (home && realpath(home, real_home))
+		home = real_home;
+	for (size_t i = 0; i < p->nfs; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		if (r->access != ZSP_ACCESS_WRITE || r->protect || r->glob || !r->written ||
+		    strstr(r->path, "${") || deliberate(o, r->written))
+			continue;
+		char real[PATH_MAX];
+		const char *path = realpath(r->path, real) ? real : r->path;
+		const char *what = risky_root(path, home);
+		if (!what)
+			continue;
+		zsp_diag_error(d, r->loc, "the writable root `%s` is %s, %s: the sandbox could change what "
+			       "the host runs, so it is not started", r->written, path, what);
+		const char *name = strstr(r->written, "${");
+		const char *end = name ? strchr(name, '}') : NULL;
+		if (name && end && strcmp(end + 1, "") == 0 && name == r->written)
+			zsp_diag_hint(d, "if that is meant, say so: -D %.*s=%s", (int)(end - name - 2), name + 2, r->path);
+		else
+			zsp_diag_hint(d, "if that is meant, say so: give its parameters with -D, or write the path in the policy");
+	}
+}
+
+/* zsp's own state: the grant store and audit trail, the thread grants. */
+static size_t state_dirs(const struct run_opts *o, char dirs[][PATH_MAX], size_t max)
+{
+	const char *xdg_state = getenv("XDG_STATE_HOME"), *xdg_run = getenv("XDG_RUNTIME_DIR");
+	const char *env_home = getenv("HOME"), *home = zsp_builtin_params_get(&o->builtins, "HOME");
+	size_t n = 0;
+	if (o->state_dir && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s", o->state_dir);
+	if (o->runtime_dir && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s", o->runtime_dir);
+	if (xdg_state && xdg_state[0] == '/' && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s/zsp", xdg_state);
+	if (xdg_run && xdg_run[0] == '/' && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s/zsp", xdg_run);
+	if (env_home && env_home[0] == '/' && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s/.local/state/zsp", env_home);
+	if (home && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s/.local/state/zsp", home);
+	return n;
+}
+
 static int run(struct run_opts *o, char *const *cmd)
 {
 	if (zsp_wsl_version() == 1) {
@@ -383,17 +479,37 @@ static int run(struct run_opts *o, char *const *cmd)
 	zsp_diag *d = zsp_compiler_diag(c);
 	zsp_launch l;
 	bool ready = false;
+	char hidden[6][PATH_MAX];
+	const char *hidden_ptrs[6];
+	size_t nhidden = state_dirs(o, hidden, 6);
+	for (size_t i = 0; i < nhidden; i++)
+		hidden_ptrs[i] = hidden[i];
+	const zsp_ir *ir = zsp_policy_set_ir(set);
+	const char *env_home = getenv("HOME");
+	zsp_linux_opts lo = {
+		.chdir = cwd, .environ = environ, .proc = !o->no_proc,
+		.home = env_home && env_home[0] == '/' ? env_home : zsp_builtin_params_get(&o->builtins, "HOME"),
+		.readonly = ir->inputs, .nreadonly = ir->ninputs,
+		.hidden = hidden_ptrs, .nhidden = nhidden,
+	};
 	if (!a)
 		zsp_die_oom();
+	check_roots(o, p, d);
 	if (!cwd) {
 		zsp_warn("cannot find the current directory");
 		rc = ZSP_RUN_ESETUP;
-	} else if ((rc = zsp_launch_prepare(&l, p, a, d, cwd, environ, !o->no_proc)) != ZSP_OK) {
+	} else if (d->errors) {
+		rc = ZSP_EPOLICY;
+	} else if ((rc = zsp_launch_prepare(&l, p, a, d, &lo)) != ZSP_OK) {
 		rc = rc == ZSP_EPOLICY ? ZSP_EPOLICY : ZSP_RUN_ESETUP;
 		zsp_launch_release(&l);
 	} else {
 		ready = true;
 	}
+	char workspace[PATH_MAX];
+	const char *ws = zsp_cli_param(&o->cc, &o->builtins, "WORKSPACE");
+	if (ready && ws && realpath(ws, workspace))
+		l.workspace = workspace;
 	/* the run's one summary line, before the command's own output */
 	zsp_cli_summary(c);
 	if (ready && o->command && (rc = gate(o, set, p)) != 0) {
@@ -406,7 +522,9 @@ static int run(struct run_opts *o, char *const *cmd)
 		if (o->command)
 			cmd = sh_c;
 		rc = zsp_launch_run(&l, cmd, &why);
-		if (rc == ZSP_RUN_ESETUP && why) {
+		if (rc == ZSP_RUN_EGUARD) {
+			zsp_warn("error: %s", why);
+		} else if (rc == ZSP_RUN_ESETUP && why) {
 			zsp_warn("the sandbox could not be set up, so %s did not run: %s", cmd[0], why);
 			zsp_doctor_explain(stderr);
 		}
