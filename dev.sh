@@ -3,7 +3,7 @@
 # install missing packages (as root), bootstrap, configure and build out of tree, then run a job.
 #   ./dev.sh demo    run a command in the sandbox of the built-in policy (examples/workspace.zsp)
 #   ./dev.sh check   run every test: make check, the same under ASan+UBSan, make distcheck,
-#                    a short libFuzzer run of both fuzz targets, the suite as an unprivileged user
+#                    a short libFuzzer run of each fuzz target, the suite as an unprivileged user
 set -eu
 
 top=$(cd "$(dirname "$0")" && pwd)
@@ -137,25 +137,27 @@ run_tests() {
 }
 
 # Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for FUZZ_SECONDS (default 60)
-# on a copy of its corpus, both at once: the build cannot rot unnoticed, and each run of the
+# on a copy of its corpus, all at once: the build cannot rot unnoticed, and each run of the
 # suite fuzzes a little. A crash fails the check and is shown; keep it in tests/fuzz/*crashers/.
 fuzz_smoke() {
 	seconds=${FUZZ_SECONDS:-60}
 	fz=$build-fuzz
 	build_in "$fz" CC=clang --enable-fuzz
 	pids=
-	for t in parser:corpus oracle:oracle-corpus; do
+	for t in parser:corpus:zsp oracle:oracle-corpus:zsp gitcfg:gitcfg-corpus:gitcfg; do
 		name=${t%%:*}
+		seeds=${t#*:} && seeds=${seeds%:*}
 		rm -rf "$fz/fuzz-$name" && mkdir -p "$fz/fuzz-$name"
-		cp "$top/tests/fuzz/${t#*:}"/* "$fz/fuzz-$name/"
+		cp "$top/tests/fuzz/$seeds"/* "$fz/fuzz-$name/"
 		(cd "$fz" && exec "./tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=4096 \
-			-timeout=10 -dict="$top/tests/fuzz/zsp.dict" "fuzz-$name" >"fuzz-$name.out" 2>&1) &
+			-timeout=10 -dict="$top/tests/fuzz/${t##*:}.dict" "fuzz-$name" \
+			>"fuzz-$name.out" 2>&1) &
 		pids="$pids $!"
 	done
 	for pid in $pids; do
 		wait "$pid" || true   # judged by what each printed
 	done
-	for name in parser oracle; do
+	for name in parser oracle gitcfg; do
 		if grep -q "^Done [0-9]* runs" "$fz/fuzz-$name.out"; then
 			say "fuzz_$name: $(grep -o "Done [0-9]* runs in [0-9]* second(s)" "$fz/fuzz-$name.out")"
 			passed=$((passed + 1))
