@@ -72,6 +72,10 @@ typedef struct plan {
 	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap;
 	bool failed;
 	bool oom;                   /* failed for want of memory (not yet reported) */
+	size_t nmissing;            /* protected names the sandbox could create (not mounted) */
+	const zsp_ir_fs_rule *missing_rule;
+	const char *missing_names[3];
+	size_t nnames_shown;
 } plan;
 
 static void nomem(plan *pl)
@@ -859,6 +863,13 @@ static void hide_dir(plan *pl, size_t i, bool leaf)
 		args(pl, "--remount-ro", path, NULL);
 }
 
+/* Sticky and world-writable, like /tmp: a directory every process of the machine writes. */
+static bool shared_dir(plan *pl, const char *dir)
+{
+	const probe *pr = probe_path(pl, dir);
+	return pr && !pr->err && (pr->mode & S_ISVTX) && (pr->mode & S_IWOTH);
+}
+
 /* Could the sandbox create the missing e? Its parent must be writable by the policy, and by the
  * user: a missing name in a directory the user cannot write needs no mask (and no placeholder
  * could be made there). */
@@ -921,6 +932,18 @@ static void emit_ent(plan *pl, size_t i)
 		/* a missing protected name gets no placeholder (a file must not become a directory,
 		 * and the user's tree shows nothing of ours): what the sandbox creates there is the
 		 * check after the run's (doc/host-later.md) */
+		/* (under a shared root such as /tmp the check after the run does not look: it cannot
+		 * tell the sandbox's files from everyone else's, and no host program runs from there) */
+		if (e->kind == H_MISSING && e->protect && can_create && e->rule && e->rule->root &&
+		    !shared_dir(pl, e->rule->root)) {
+			if (pl->nmissing++ == 0)
+				pl->missing_rule = e->rule;
+			bool listed = false;
+			for (size_t k = 0; k < pl->nnames_shown; k++)
+				listed |= strcmp(pl->missing_names[k], e->rule->protect) == 0;
+			if (!listed && pl->nnames_shown < 3)
+				pl->missing_names[pl->nnames_shown++] = e->rule->protect;
+		}
 		if (e->kind == H_MISSING || pa == ZSP_ACCESS_READ)
 			return;
 		if (e->protect && e->kind == H_DIR && dir_empty(pl, e->path))
@@ -1134,6 +1157,19 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	}
 	if (o->chdir)
 		args(&pl, "--chdir", o->chdir, NULL);
+	if (pl.nmissing) {
+		char names[256] = "";
+		for (size_t i = 0; i < pl.nnames_shown; i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s`%s`", i ? ", " : "",
+				 pl.missing_names[i]);
+		zsp_diag_warning(pl.d, ZSP_W_UNENFORCED, pl.missing_rule->loc,
+				 "on Linux, %zu protected path%s under the writable roots (%s%s) do%s not exist at "
+				 "launch: the command can create %s while it runs, and %s moved aside when it ends "
+				 "(doc/host-later.md)",
+				 pl.nmissing, pl.nmissing == 1 ? "" : "s", names, pl.nmissing > pl.nnames_shown ? ", ..." : "",
+				 pl.nmissing == 1 ? "es" : "", pl.nmissing == 1 ? "it" : "them",
+				 pl.nmissing == 1 ? "it is" : "they are");
+	}
 	if (pl.failed)
 		return plan_status(&pl);
 	out->argv = pl.argv;

@@ -517,6 +517,18 @@ static bool protected_name(const guard *g, const char *path)
 
 static void walk(guard *g, int dfd, const char *path, int depth, bool protected_tree);
 
+/* Was dir/name created during the run? Its birth time, where the file system keeps one; without
+ * it, no (its files are then judged one by one). */
+static bool born_in_run(const guard *g, int dfd, const char *name)
+{
+	struct statx sx;
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0 || !(sx.stx_mask & STATX_BTIME))
+		return false;
+	const struct timespec *s = &g->o->since;
+	return sx.stx_btime.tv_sec > s->tv_sec ||
+	       (sx.stx_btime.tv_sec == s->tv_sec && sx.stx_btime.tv_nsec >= (unsigned)s->tv_nsec);
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
 	return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
@@ -588,7 +600,10 @@ static void walk_entry(guard *g, int dfd, const char *dir, const entry *e, int d
 		return;
 	}
 	bool prot = protected_tree || protected_name(g, path);
-	if (prot && !S_ISDIR(st.st_mode) && changed(g, &st) && !strstr(e->name, ZSP_GUARD_SUFFIX))
+	bool mine = changed(g, &st) && !strstr(e->name, ZSP_GUARD_SUFFIX);
+	/* a file: its ctime says it changed; a directory: only its birth does (its ctime also
+	 * moves when the host adds a file), and one born in the run goes whole */
+	if (prot && mine && (!S_ISDIR(st.st_mode) || born_in_run(g, dfd, e->name)))
 		block(g, dfd, e->name, path, "a protected name (a tool or agent may run what it says)");
 	else if (S_ISDIR(st.st_mode) && !in_list(g->o->fixed, g->o->nfixed, path)) {
 		int cfd = openat(dfd, e->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

@@ -248,13 +248,20 @@ for who in $(identities); do
 	host "rename .git away: .git/config intact" "$(cat "$ws/.git/config")" = "[core]"
 
 	# ---- 9. missing protected names ----
-	attack "mkdir .codex" denied "$run" -- "$P" mkdir "$ws/.codex"
-	attack "write .vscode/settings.json" denied "$run" -- "$P" write "$ws/.vscode/settings.json"
-	attack "write .claude/commands/x (mkdir -p)" denied "$run" -- "$P" write "$ws/.claude/commands/x"
-	attack "mkdir -p .claude/commands in a shell" denied "$run" -- sh -c \
-		'mkdir -p .claude/commands/x 2>/dev/null && echo allowed || { echo "denied: (mkdir -p failed)"; exit 1; }'
-	attack "write .mcp.json" denied "$run" -- "$P" write "$ws/.mcp.json"
-	attack "write .bashrc in the workspace" denied "$run" -- "$P" write "$ws/.bashrc"
+	# Not mounted (no placeholder in the user's tree): the command may create one while it runs
+	# (the window of doc/host-later.md); when the run ends it is moved aside, so the host never
+	# finds it under its name. The probe removes what it made; the shell cases leave theirs.
+	control "mkdir .codex (moved aside after the run)" "$run" -- "$P" mkdir "$ws/.codex"
+	control "write .mcp.json (moved aside after the run)" "$run" -- "$P" write "$ws/.mcp.json"
+	control "write .bashrc (moved aside after the run)" "$run" -- "$P" write "$ws/.bashrc"
+	attack "mkdir -p .claude/commands in a shell (moved aside after the run)" allowed "$run" -- sh -c \
+		'mkdir -p .claude/commands/x && echo allowed'
+	control "write .vscode/settings.json (mkdir -p)" "$run" -- sh -c \
+		'mkdir -p .vscode && echo "{}" > .vscode/settings.json && echo allowed'
+	grep -q "blocked for the host: .*/\.vscode" "$tmp/err" && ok || bad "no report of the moved .vscode: $(cat "$tmp/err")"
+	host "missing protected names: .vscode moved aside" -e "$ws/.vscode.zsp-blocked/settings.json"
+	host "missing protected names: .claude/commands moved aside" -e "$ws/.claude/commands.zsp-blocked"
+	rm -rf "$ws"/*.zsp-blocked "$ws"/.*.zsp-blocked "$ws/.claude"
 	for n in .codex .vscode .claude .mcp.json .bashrc; do
 		host "missing protected names: no $n left" ! -e "$ws/$n"
 	done

@@ -93,12 +93,12 @@ EOS
 	[ "$(sort "$tmp/out" | tr '\n' ' ')" = "$before" ] && ok ||
 		bad "the sandbox sees placeholders: [$(sort "$tmp/out" | tr '\n' ' ')], host [$before]"
 	expect_rc 0 "a missing protected name, created" "$ZSP_RUN" -- sh -c 'mkdir -p .codex .claude/commands && echo x > .codex/config.toml && echo y > .claude/commands/evil.md'
-	[ ! -e "$ws/.codex/config.toml" ] && [ ! -e "$ws/.claude/commands/evil.md" ] &&
-		[ -e "$ws/.codex/config.toml.zsp-blocked" ] && [ -e "$ws/.claude/commands/evil.md.zsp-blocked" ] && ok ||
+	[ ! -e "$ws/.codex" ] && [ ! -e "$ws/.claude/commands" ] &&
+		[ -e "$ws/.codex.zsp-blocked/config.toml" ] && [ -e "$ws/.claude/commands.zsp-blocked/evil.md" ] && ok ||
 		bad "a protected name the command created is still there: $(cd "$ws" && find .codex .claude 2>&1 | tr '\n' ' ')"
 	[ "$(grep -c "blocked for the host: .*/\.c" "$tmp/err")" -eq 2 ] && ok ||
 		bad "not reported on stderr: $(cat "$tmp/err")"
-	rm -rf "$ws/.codex" "$ws/.claude"
+	rm -rf "$ws/.codex.zsp-blocked" "$ws/.claude"
 	after=$(cd "$ws" && ls -A | sort | tr '\n' ' ')
 	[ "$before" = "$after" ] && ok || bad "left in the workspace: [$before] -> [$after]"
 	left=$(cd "$tmpdir" && ls -A)
