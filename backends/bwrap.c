@@ -216,6 +216,13 @@ static bool dir_untrusted(plan *pl, const char *dir)
 	return (pr->mode & (S_IWOTH | S_ISVTX)) || (pr->uid != 0 && pr->uid != geteuid());
 }
 
+/* Sticky and world-writable, like /tmp: a directory every process of the machine writes. */
+static bool shared_dir(plan *pl, const char *dir)
+{
+	const probe *pr = probe_path(pl, dir);
+	return pr && !pr->err && (pr->mode & S_ISVTX) && (pr->mode & S_IWOTH);
+}
+
 static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const char **missing_from,
 			  bool *untrusted)
 {
@@ -604,6 +611,24 @@ typedef struct cfg_refs {
 	bool via;
 } cfg_refs;
 
+/* The hooks in a hooks directory that are symbolic links: git runs what they point at, so the
+ * targets (a script in the work tree, say) are read-only too. */
+static void protect_hook_links(plan *pl, const char *dir, bool via, const zsp_ir_fs_rule *r)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d)) && !pl->failed) {
+		char path[PATH_MAX];
+		if (de->d_name[0] == '.' || snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		const probe *pr = probe_path(pl, path);
+		if (pr && !pr->err && S_ISLNK(pr->mode))
+			add_ent(pl, path, ZSP_ACCESS_READ, true, via, r);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* What a repository's config points at that git runs, or reads keys from: mounted read-only. */
 static int cfg_ref(void *ctx, const zsp_gitcfg_entry *e)
 {
@@ -626,8 +651,11 @@ static int cfg_ref(void *ctx, const zsp_gitcfg_entry *e)
 		snprintf(joined, sizeof(joined), "%s", v);
 	else
 		snprintf(joined, sizeof(joined), "%s/%s", base, v);
-	if (zsp_path_lexical(joined, norm, sizeof(norm)))
+	if (zsp_path_lexical(joined, norm, sizeof(norm))) {
 		add_ent(c->pl, norm, ZSP_ACCESS_READ, true, c->via, c->r);
+		if (base == c->root)
+			protect_hook_links(c->pl, norm, c->via, c->r);
+	}
 	return 0;
 }
 
@@ -672,13 +700,125 @@ static void protect_repo(plan *pl, const zsp_ir_fs_rule *r)
 	for (size_t i = 0; i < gd.n && !pl->failed; i++) {
 		char path[PATH_MAX];
 		if (rest && !protect_through_link(pl, gd.dir[i], rest, r) &&
-		    snprintf(path, sizeof(path), "%s/%s", gd.dir[i], rest) < (int)sizeof(path))
+		    snprintf(path, sizeof(path), "%s/%s", gd.dir[i], rest) < (int)sizeof(path)) {
 			add_ent(pl, path, ZSP_ACCESS_READ, true, gd.via[i], r);
+			if (strcmp(rest, "hooks") == 0)
+				protect_hook_links(pl, path, gd.via[i], r);
+		}
 		for (size_t k = 0; k < 3; k++)
 			if (snprintf(path, sizeof(path), "%s/%s", gd.dir[i], redirects[k]) < (int)sizeof(path))
 				add_ent(pl, path, ZSP_ACCESS_READ, true, gd.via[i], r);
 		protect_config_refs(pl, gd.dir[i], r->root, gd.via[i], r);
 	}
+}
+
+/* Protected names below the top of a writable root (sub/.claude/settings.json, a nested
+ * repository's .git/config): read-only where they exist at launch, found by one walk of the root.
+ * What the command creates there is the check after the run's (doc/host-later.md). */
+struct pwalk {
+	plan *pl;
+	size_t rootlen;
+	const zsp_ir_fs_rule **rules;  /* the protect rules of this root */
+	size_t nrules;
+	size_t seen, max;
+	bool over;
+};
+
+static void pwalk_match(struct pwalk *w, char *buf, size_t len, size_t dirlen, const char *name,
+			unsigned char type)
+{
+	for (size_t i = 0; i < w->nrules && !w->pl->failed; i++) {
+		const zsp_ir_fs_rule *r = w->rules[i];
+		const char *n = r->protect;
+		size_t nl = strlen(n);
+		if (strncmp(n, ".git", 4) == 0 && (n[4] == 0 || n[4] == '/')) {
+			/* a nested repository: what the top's gets */
+			if (strcmp(name, ".git") != 0 || (type != DT_DIR && type != DT_REG && type != DT_UNKNOWN))
+				continue;
+			zsp_ir_fs_rule *nr = zsp_arena_alloc(w->pl->a, sizeof(*nr));
+			char *root = nr ? zsp_arena_strndup(w->pl->a, buf, dirlen) : NULL;
+			if (!root) {
+				nomem(w->pl);
+				return;
+			}
+			*nr = *r;
+			nr->root = root;
+			protect_repo(w->pl, nr);
+			continue;
+		}
+		/* buf ends in "/NAME", and NAME starts below the root's top */
+		if (nl + 1 > len || len - nl - 1 <= w->rootlen || buf[len - nl - 1] != '/' ||
+		    memcmp(buf + len - nl, n, nl) != 0)
+			continue;
+		char *start = zsp_arena_strndup(w->pl->a, buf, len - nl - 1);
+		if (!start) {
+			nomem(w->pl);
+			return;
+		}
+		if (!protect_through_link(w->pl, start, n, r))
+			add_ent(w->pl, buf, ZSP_ACCESS_READ, true, false, r);
+	}
+}
+
+static void pwalk_dir(struct pwalk *w, char *buf, size_t len, int depth)
+{
+	if (depth > WALK_MAX_DEPTH || w->over)
+		return;
+	DIR *dir = opendir(buf);
+	if (!dir)
+		return;
+	struct dirent *de;
+	while ((de = readdir(dir)) && !w->pl->failed) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++w->seen > w->max) {
+			w->over = true;
+			break;
+		}
+		size_t nl = strlen(de->d_name);
+		if (len + 1 + nl + 1 > PATH_MAX)
+			continue;
+		buf[len] = '/';
+		memcpy(buf + len + 1, de->d_name, nl + 1);
+		unsigned char type = de->d_type;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			type = lstat(buf, &st) != 0 ? DT_UNKNOWN : S_ISDIR(st.st_mode) ? DT_DIR
+							     : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		if (depth > 0 || strcmp(de->d_name, ".git") != 0)
+			pwalk_match(w, buf, len + 1 + nl, len, de->d_name, type);
+		if (type == DT_DIR && strcmp(de->d_name, ".git") != 0)
+			pwalk_dir(w, buf, len + 1 + nl, depth + 1);
+		buf[len] = 0;
+	}
+	closedir(dir);
+}
+
+static void protect_below(plan *pl, const zsp_ir_fs_rule *root)
+{
+	const probe *pr = probe_path(pl, root->path);
+	if (!pr || pr->err || !S_ISDIR(pr->mode) || shared_dir(pl, root->path))
+		return;
+	const zsp_ir_fs_rule **rules = zsp_arena_calloc(pl->a, pl->p->nfs + 1, sizeof(*rules));
+	if (!rules) {
+		nomem(pl);
+		return;
+	}
+	struct pwalk w = { pl, strlen(root->path), rules, 0, 0,
+			   pl->o->walk_max ? pl->o->walk_max : WALK_MAX_ENTRIES, false };
+	for (size_t i = 0; i < pl->p->nfs; i++)
+		if (pl->p->fs[i].protect && pl->p->fs[i].root && strcmp(pl->p->fs[i].root, root->path) == 0)
+			rules[w.nrules++] = &pl->p->fs[i];
+	if (!w.nrules)
+		return;
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", strcmp(root->path, "/") == 0 ? "" : root->path);
+	pwalk_dir(&w, buf, strlen(buf), 0);
+	if (w.over)
+		zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, root->loc,
+				 "`%s` has more than %zu entries: protected names below its top are not made "
+				 "read-only, only checked after the run (doc/host-later.md)", root->path, w.max);
 }
 
 /* Path order: '/' sorts before every other byte, so a directory comes right before its subtree. */
@@ -861,13 +1001,6 @@ static void hide_dir(plan *pl, size_t i, bool leaf)
 	args(pl, "--tmpfs", path, NULL);
 	if (leaf)
 		args(pl, "--remount-ro", path, NULL);
-}
-
-/* Sticky and world-writable, like /tmp: a directory every process of the machine writes. */
-static bool shared_dir(plan *pl, const char *dir)
-{
-	const probe *pr = probe_path(pl, dir);
-	return pr && !pr->err && (pr->mode & S_ISVTX) && (pr->mode & S_IWOTH);
 }
 
 /* Could the sandbox create the missing e? Its parent must be writable by the policy, and by the
@@ -1076,6 +1209,9 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
 		if (p->fs[i].glob)
 			expand_glob(&pl, &p->fs[i]);
+	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
+		if (p->fs[i].access == ZSP_ACCESS_WRITE && !p->fs[i].glob && !p->fs[i].protect)
+			protect_below(&pl, &p->fs[i]);
 	/* WSL2 interop sockets (Windows programs started from Linux): hidden whatever the policy
 	 * says; /run/WSL exists only on WSL */
 	struct stat wsl;

@@ -170,7 +170,6 @@ typedef struct cfg_scan {
 	char hooks[PATH_MAX];      /* core.hooksPath, as written ("" when unset) */
 	char *includes[16];        /* include.path and includeIf.*.path values, malloc'd */
 	size_t nincludes;
-	bool worktree_config;      /* extensions.worktreeConfig */
 } cfg_scan;
 
 static int scan_entry(void *ctx, const zsp_gitcfg_entry *e)
@@ -185,8 +184,6 @@ static int scan_entry(void *ctx, const zsp_gitcfg_entry *e)
 	}
 	if (strcmp(e->section, "core") == 0 && !e->subsection && strcmp(e->name, "hookspath") == 0)
 		snprintf(s->hooks, sizeof(s->hooks), "%s", e->value ? e->value : "");
-	if (strcmp(e->section, "extensions") == 0 && !e->subsection && strcmp(e->name, "worktreeconfig") == 0)
-		s->worktree_config = !e->value || strcmp(e->value, "false") != 0;
 	if ((strcmp(e->section, "include") == 0 || strcmp(e->section, "includeif") == 0) &&
 	    strcmp(e->name, "path") == 0 && e->value && s->nincludes < 16) {
 		s->includes[s->nincludes] = strdup(e->value);
@@ -420,7 +417,9 @@ static void check_gitdir(guard *g, verdict *v, const char *gpath, const char *wo
 	if (cfg)
 		check_config(g, v, gfd, "config", cfg, full, hops, &s);
 	free(cfg);
-	if (s.worktree_config) {
+	/* read when extensions.worktreeConfig is set, in this config or the common directory's (a
+	 * worktree's admin directory has none of its own): judged wherever it is */
+	{
 		cfg_scan w = { 0 };
 		char *wc = join(g, gpath, "config.worktree");
 		if (wc)

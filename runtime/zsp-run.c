@@ -410,7 +410,7 @@ static bool deliberate(const struct run_opts *o, const char *written)
  * sandbox could then write the user's dotfiles, zsp's grants or the system. Reported on d. */
 static void check_roots(const struct run_opts *o, const zsp_ir_policy *p, zsp_diag *d)
 {
-	const char *home = zsp_builtin_params_get(&o->builtins, "HOME");
+	const char *home = zsp_cli_param(&o->cc, &o->builtins, "HOME");
 	char real_home[PATH_MAX];
 	if (home && realpath(home, real_home))
 		home = real_home;
@@ -421,11 +421,14 @@ static void check_roots(const struct run_opts *o, const zsp_ir_policy *p, zsp_di
 			continue;
 		char real[PATH_MAX];
 		const char *path = realpath(r->path, real) ? real : r->path;
-		const char *what = risky_root(path, home);
+		/* through a symbolic link: maybe one a sandbox planted where it could write before
+		 * (TMPDIR=$TMPDIR/x, x a link a previous run made) */
+		const char *what = strcmp(path, r->path) != 0 ? "reached through a symbolic link"
+							      : risky_root(path, home);
 		if (!what)
 			continue;
 		zsp_diag_error(d, r->loc, "the writable root `%s` is %s, %s: the sandbox could change what "
-			       "the host runs, so it is not started", r->written, path, what);
+			       "the host runs, so it is not started", r->written, r->path, what);
 		const char *name = strstr(r->written, "${");
 		const char *end = name ? strchr(name, '}') : NULL;
 		if (name && end && strcmp(end + 1, "") == 0 && name == r->written)
