@@ -662,8 +662,10 @@ cases_inputs() {
 	for d in /etc / /usr HOME; do
 		newws
 		name=$d
+		# ($home is this world's home: -D HOME says so, as `as` does for a command starting with
+		# zsp-run; without it the home is the passwd entry's)
 		if [ "$d" = HOME ]; then d=$home name='the home directory'; fi
-		(cd "$ws" && as "$who" env TMPDIR="$d" "$ZSP_RUN" -- echo ran) </dev/null >"$tmp/out" 2>"$tmp/err"
+		(cd "$ws" && as "$who" env TMPDIR="$d" "$ZSP_RUN" -D HOME="$home" -- echo ran) </dev/null >"$tmp/out" 2>"$tmp/err"
 		rc=$?
 		if [ "$rc" -ne 0 ] && ! grep -q '^ran' "$tmp/out" && { [ "$d" != /etc ] || grep -q /etc "$tmp/err"; }; then
 			ok; say ok "11e TMPDIR=$name is refused"
