@@ -746,7 +746,11 @@ static void pwalk_match(struct pwalk *w, char *buf, size_t len, size_t dirlen, c
 			protect_repo(w->pl, nr);
 			continue;
 		}
-		/* buf ends in "/NAME", and NAME starts below the root's top */
+		/* buf ends in "/NAME", and NAME starts below the root's top; the last component first,
+		 * which rejects nearly every entry */
+		const char *last = strrchr(n, '/');
+		if (strcmp(last ? last + 1 : n, name) != 0)
+			continue;
 		if (nl + 1 > len || len - nl - 1 <= w->rootlen || buf[len - nl - 1] != '/' ||
 		    memcmp(buf + len - nl, n, nl) != 0)
 			continue;

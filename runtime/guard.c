@@ -533,9 +533,25 @@ static int entry_cmp(const void *a, const void *b)
 	return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
 }
 
-/* One directory's entries, sorted (moves and reports come in a stable order). */
-static entry *list_dir(guard *g, int dfd, size_t *n)
+/* Could name matter? A directory to walk, a .git, or the last component of a protected name:
+ * every other entry is passed over without a system call. */
+static bool interesting(const guard *g, const char *name, unsigned char type)
 {
+	if (type == DT_DIR || type == DT_UNKNOWN || strcmp(name, ".git") == 0)
+		return true;
+	for (size_t i = 0; i < g->o->nnames; i++) {
+		const char *n = g->o->names[i], *last = strrchr(n, '/');
+		if (strcmp(last ? last + 1 : n, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The entries of one directory that matter (all of them in a protected tree), sorted: moves and
+ * reports come in a stable order. *git_shaped: HEAD, objects/ and refs/ are there. */
+static entry *list_dir(guard *g, int dfd, bool all, size_t *n, bool *git_shaped)
+{
+	unsigned shape = 0;
 	int fd = dup(dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	entry *es = NULL;
@@ -548,7 +564,14 @@ static entry *list_dir(guard *g, int dfd, size_t *n)
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		const char *nm = de->d_name;
+		if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
+			continue;
+		unsigned char t = de->d_type;
+		shape |= strcmp(nm, "HEAD") == 0 && (t == DT_REG || t == DT_UNKNOWN) ? 1
+		       : strcmp(nm, "objects") == 0 && (t == DT_DIR || t == DT_UNKNOWN) ? 2
+		       : strcmp(nm, "refs") == 0 && (t == DT_DIR || t == DT_UNKNOWN) ? 4 : 0;
+		if (!all && !interesting(g, nm, t))
 			continue;
 		if (*n == cap) {
 			size_t nc = cap ? 2 * cap : 64;
@@ -563,7 +586,9 @@ static entry *list_dir(guard *g, int dfd, size_t *n)
 		es[(*n)++].type = de->d_type;
 	}
 	closedir(d);
-	qsort(es, *n, sizeof(*es), entry_cmp);
+	if (*n)
+		qsort(es, *n, sizeof(*es), entry_cmp);
+	*git_shaped = shape == 7;
 	return es;
 oom:
 	g->oom = true;
@@ -575,12 +600,6 @@ oom:
 	return NULL;
 }
 
-static bool has_entry(const entry *es, size_t n, const char *name, unsigned char type)
-{
-	entry key = { (char *)name, 0 };
-	const entry *e = bsearch(&key, es, n, sizeof(*es), entry_cmp);
-	return e && (e->type == type || e->type == DT_UNKNOWN);
-}
 
 static void walk_entry(guard *g, int dfd, const char *dir, const entry *e, int depth, bool protected_tree)
 {
@@ -624,10 +643,10 @@ static void walk(guard *g, int dfd, const char *path, int depth, bool protected_
 		return;
 	}
 	size_t n;
-	entry *es = list_dir(g, dfd, &n);
+	bool git_shaped = false;
+	entry *es = list_dir(g, dfd, protected_tree, &n, &git_shaped);
 	/* a directory shaped like a git directory (a bare repository): git uses it from inside */
-	if (es && has_entry(es, n, "HEAD", DT_REG) && has_entry(es, n, "objects", DT_DIR) &&
-	    has_entry(es, n, "refs", DT_DIR))
+	if (git_shaped)
 		check_gitdir(g, NULL, path, NULL, false, 0);
 	for (size_t i = 0; i < n && !g->oom; i++)
 		walk_entry(g, dfd, path, &es[i], depth, protected_tree);
