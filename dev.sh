@@ -15,11 +15,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 #   -dev libraries configure.ac checks for; bubblewrap (bwrap: zsp-run, the e2e suites);
 #   xz-utils (xz: the dist tarball of distcheck and the unprivileged pass, tar -J);
 #   procps (pgrep, pkill: tests/e2e); util-linux (setpriv, setsid, runuser: the unprivileged
-#   passes); bsdutils (script: the terminal cases); passwd (useradd, usermod);
+#   passes); bsdutils (script: the terminal cases); passwd (useradd, usermod); git (the host's
+#   own git in tests/e2e/hostlater.sh and tests/sbpl/gitfile.sh: what a sandbox leaves for it);
 #   coreutils diffutils findutils grep sed mawk tar (mkfifo od stat, cmp diff, find, awk).
 packages="build-essential autoconf automake libtool pkg-config flex bison libseccomp-dev
 libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils procps util-linux bsdutils passwd
-coreutils diffutils findutils grep sed mawk tar"
+coreutils diffutils findutils grep sed mawk tar git"
 
 # check alone: libFuzzer. The fuzz targets build with clang, whose sanitizer runtimes and
 # headers (libFuzzer, ASan, UBSan, sanitizer/asan_interface.h) are in libclang-rt-14-dev, which

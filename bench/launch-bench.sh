@@ -2,7 +2,9 @@
 # launch-bench.sh: what zsp-run costs on top of bwrap, measured in one run: the median wall time of
 # `zsp-run -p POLICY -- /bin/true` against a bare bwrap given the same argv and BPF program
 # (and `firejail --noprofile /bin/true` when firejail is installed), with hyperfine.
-# Usage: bench/launch-bench.sh [POLICY]   (env: ZSP_RUN, ZSPC, RUNS; run from the build dir)
+# Usage: bench/launch-bench.sh [POLICY]   (env: ZSP_RUN, ZSPC, RUNS, BIG; run from the build dir)
+# Then the same in a workspace of BIG files (default 100000; 0: skip): what the walks of a large
+# repository cost (protected names below the top at launch, the check after the run).
 # The workspace and TMPDIR are scratch directories in which every protected name exists, so the
 # argv has no placeholder and both commands mount exactly the same things.
 set -eu
@@ -57,3 +59,29 @@ awk -v names="$names" '
 	}' "$tmp/h.json"
 printf 'BPF program: %s instructions; bwrap argv: %s arguments\n' \
 	"$(($(wc -c <"$tmp/bpf") / 8))" "$(tr -cd '\0' <"$tmp/args" | wc -c)"
+
+BIG=${BIG:-100000}
+[ "$BIG" -gt 0 ] || exit 0
+big=$tmp/big
+mkdir -p "$big/.git/hooks" "$big/.claude/commands" "$big/.claude/agents"
+: >"$big/.git/config"
+i=0
+while [ "$i" -lt "$((BIG / 100))" ]; do
+	mkdir -p "$big/d$((i / 100))/e$i"
+	i=$((i + 1))
+done
+# 100 empty files per directory
+find "$big" -mindepth 2 -maxdepth 2 -type d -name 'e*' -exec sh -c 'cd "$1" && touch $(seq -f f%g 1 100)' _ {} \;
+cd "$big"
+"$ZSPC" --emit bwrap --format nul -o "$tmp/bigargs" "$policy" 2>/dev/null
+set -- "$ZSP_RUN -Wno-unenforced -p $policy -- /bin/true" \
+	"$bwrap --args 5 -- /bin/true 5<$tmp/bigargs 3<$tmp/bpf 4</dev/null"
+hyperfine --style basic --warmup 2 --runs "$((RUNS / 5 + 3))" --export-json "$tmp/b.json" "$@" >/dev/null 2>&1 ||
+	die "hyperfine failed in the large workspace: run it by hand: hyperfine '$1'"
+awk -v n="$(find "$big" | wc -l)" '
+	/"median":/ { gsub(/[",]/, "", $2); m[++k] = $2 * 1000 }
+	END {
+		printf "in a workspace of %d entries:\n", n
+		printf "zsp-run   median %7.2f ms  %5.2fx bare bwrap\n", m[1], m[1] / m[2]
+		printf "bwrap     median %7.2f ms  %5.2fx bare bwrap\n", m[2], 1
+	}' "$tmp/b.json"
