@@ -37,6 +37,7 @@ typedef struct guard {
 	zsp_guard_result *r;
 	seen_dir *seen;          /* git directories checked once */
 	size_t nseen, seencap;
+	char global_hooks[PATH_MAX]; /* core.hooksPath of the user's and the system's config */
 	bool oom;
 } guard;
 
@@ -270,6 +271,40 @@ static void check_config(guard *g, verdict *v, int dfd, const char *name, const 
 	check_includes(g, v, path, full, hops, s);
 }
 
+/* core.hooksPath as the host's git finds it outside the repository: the system config (unless
+ * GIT_CONFIG_NOSYSTEM), then $GIT_CONFIG_GLOBAL, else ~/.gitconfig and the XDG one. A relative
+ * one names a directory in every work tree, where the sandbox may write. */
+static void read_global_hooks(guard *g)
+{
+	char files[3][PATH_MAX];
+	size_t n = 0;
+	const char *nosys = getenv("GIT_CONFIG_NOSYSTEM"), *global = getenv("GIT_CONFIG_GLOBAL");
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	if (!nosys || !*nosys || strcmp(nosys, "0") == 0 || strcmp(nosys, "false") == 0)
+		snprintf(files[n++], PATH_MAX, "/etc/gitconfig");
+	if (global && *global) {
+		snprintf(files[n++], PATH_MAX, "%s", global);
+	} else if (home && home[0] == '/') {
+		if (xdg && xdg[0] == '/')
+			snprintf(files[n++], PATH_MAX, "%s/git/config", xdg);
+		else
+			snprintf(files[n++], PATH_MAX, "%s/.config/git/config", home);
+		snprintf(files[n++], PATH_MAX, "%s/.gitconfig", home);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *text = NULL, err[256];
+		size_t len;
+		if (zsp_gitcfg_read_file(AT_FDCWD, files[i], &text, &len, err, sizeof(err)) != ZSP_OK)
+			continue;
+		cfg_scan s = { 0 };
+		zsp_gitcfg_parse(text, len, scan_entry, &s, err, sizeof(err));
+		free(text);
+		if (s.hooks[0])
+			snprintf(g->global_hooks, sizeof(g->global_hooks), "%s", s.hooks);
+		scan_free(&s);
+	}
+}
+
 /* --- git directories ------------------------------------------------------------------- */
 
 static void check_gitdir(guard *g, verdict *v, const char *gpath, const char *worktree, bool full,
@@ -430,6 +465,8 @@ static void check_gitdir(guard *g, verdict *v, const char *gpath, const char *wo
 		scan_free(&w);
 	}
 	char hooks[2 * PATH_MAX + 2];
+	if (!s.hooks[0] && g->global_hooks[0])
+		snprintf(s.hooks, sizeof(s.hooks), "%s", g->global_hooks);
 	if (!s.hooks[0])
 		snprintf(hooks, sizeof(hooks), "%s/hooks", gpath);
 	else if (s.hooks[0] == '~' && s.hooks[1] == '/' && g->o->home)
@@ -668,6 +705,7 @@ int zsp_guard_check(const zsp_guard_opts *o, FILE *out, zsp_guard_result *r)
 {
 	guard g = { .o = o, .out = out, .r = r };
 	memset(r, 0, sizeof(*r));
+	read_global_hooks(&g);
 	bool *shared = calloc(o->nroots + 1, sizeof(bool));
 	if (!shared)
 		g.oom = true;

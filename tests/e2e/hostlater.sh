@@ -111,7 +111,7 @@ host_steps() {
 	for d in "$@"; do
 		case $d in /*) p=$d ;; *) p=$ws/$d ;; esac
 		[ -d "$p" ] && [ ! -e "$M" ] || continue
-		(cd "$p" && as "$who" env GIT_CONFIG_GLOBAL="$hostcfg" GIT_CONFIG_NOSYSTEM=1 \
+		(cd "$p" && as "$who" env GIT_CONFIG_GLOBAL="$(hcfg)" GIT_CONFIG_NOSYSTEM=1 \
 			GIT_TERMINAL_PROMPT=0 GIT_EDITOR=true timeout 30 sh -c '
 			for step in status diff "commit -q --allow-empty -m x" "fetch -q origin"; do
 				[ -e "$1" ] || git $step
@@ -119,10 +119,14 @@ host_steps() {
 	done </dev/null >"$tmp/host.out" 2>&1
 }
 
+# hcfg: the host's global git config in this world: the case's own ($W/host.gitconfig, made
+# by its setup) or the suite's.
+hcfg() { if [ -f "$world/host.gitconfig" ]; then echo "$world/host.gitconfig"; else echo "$hostcfg"; fi; }
+
 # worktrees: the worktrees the host's git lists for the workspace (a tool that shows them all
 # runs git in each).
 worktrees() {
-	(cd "$ws" && as "$who" env GIT_CONFIG_GLOBAL="$hostcfg" GIT_CONFIG_NOSYSTEM=1 \
+	(cd "$ws" && as "$who" env GIT_CONFIG_GLOBAL="$(hcfg)" GIT_CONFIG_NOSYSTEM=1 \
 		git worktree list --porcelain) </dev/null 2>/dev/null | sed -n 's/^worktree //p'
 }
 
@@ -133,8 +137,14 @@ plant_run() {
 	chmod 644 "$world/plant.sh"
 	if [ "$1" = sandbox ]; then
 		eval "set -- $zopts"
-		(cd "$ws" && as "$who" $zenv "$ZSP_RUN" "$@" -- sh "$world/plant.sh") \
-			</dev/null >"$tmp/out" 2>"$tmp/err"
+		if [ -f "$world/host.gitconfig" ]; then
+			# zsp-run reads the host's global config as the host's git will
+			(cd "$ws" && as "$who" env GIT_CONFIG_GLOBAL="$world/host.gitconfig" GIT_CONFIG_NOSYSTEM=1 \
+				"$ZSP_RUN" -D HOME="$home" "$@" -- sh "$world/plant.sh") </dev/null >"$tmp/out" 2>"$tmp/err"
+		else
+			(cd "$ws" && as "$who" $zenv "$ZSP_RUN" "$@" -- sh "$world/plant.sh") \
+				</dev/null >"$tmp/out" 2>"$tmp/err"
+		fi
 	else
 		(cd "$ws" && as "$who" $zenv sh "$world/plant.sh") </dev/null >"$tmp/out" 2>"$tmp/err"
 	fi
@@ -421,6 +431,15 @@ cases_git() {
 	title="5f hooksPath into TMPDIR"
 	setup='git config core.hooksPath "$TD/hooks"'
 	plant='hook "$TD/hooks/pre-commit"'
+	case_
+	title="5g hooksPath .githooks in the owner's global config (every work tree's .githooks)"
+	setup='cp "$GIT_CONFIG_GLOBAL" "$W/host.gitconfig" && git config --file "$W/host.gitconfig" core.hooksPath .githooks'
+	plant='hook .githooks/pre-commit'
+	case_
+	title="5h global hooksPath .githooks; the sandbox's nested repository sub/ (its .githooks)"
+	setup='cp "$GIT_CONFIG_GLOBAL" "$W/host.gitconfig" && git config --file "$W/host.gitconfig" core.hooksPath .githooks'
+	plant='git init -q sub && hook sub/.githooks/pre-commit'
+	dirs='sub'
 	case_
 
 	# -- 6. configuration the owner's .git/config includes --
