@@ -92,11 +92,25 @@ static void include_chain(zsp_buf *b, const zsp_source *src)
 
 /* The source line, then spaces (tabs kept, so the caret lines up) and ^~~~ under the span.
  * A span that runs past the end of the line is cut there. */
+#define CARET_WIDTH 160
+
 static void caret(zsp_buf *b, zsp_loc loc)
 {
 	size_t len;
 	uint32_t lb;
 	const char *line = zsp_source_line(loc.src, loc.begin, &len, &lb);
+	/* a long line is shown as a window around the error, cut on character boundaries */
+	if (len > CARET_WIDTH) {
+		uint32_t from = loc.begin - lb > CARET_WIDTH / 2 ? loc.begin - lb - CARET_WIDTH / 2 : 0;
+		while (from > 0 && ((unsigned char)line[from] & 0xC0) == 0x80)
+			from--;
+		size_t to = from + CARET_WIDTH < len ? from + CARET_WIDTH : len;
+		while (to < len && ((unsigned char)line[to] & 0xC0) == 0x80)
+			to++;
+		line += from;
+		lb += from;
+		len = to - from;
+	}
 	zsp_buf_add(b, "  ", 2);
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)line[i];
@@ -148,11 +162,30 @@ static void report(zsp_diag *d, const char *level, const char *tag, zsp_loc loc,
 	flush(d, &b);
 }
 
+/* Past this many errors the rest are counted, not shown: a binary included as a policy gave an
+ * error per byte, each rendered with its line, which took minutes (found by fuzz_parser). */
+#define SHOWN_ERRORS 100
+
+/* Counts one more error; false when it is not to be shown (the first one over the limit says
+ * so once). */
+static bool error_shown(zsp_diag *d)
+{
+	d->errors++;
+	d->suppressed = d->errors > SHOWN_ERRORS;
+	if (d->errors == SHOWN_ERRORS + 1) {
+		zsp_buf b = { 0 };
+		zsp_buf_printf(&b, "zspc: note: more than %d errors: the rest are counted, not shown\n",
+			       SHOWN_ERRORS);
+		flush(d, &b);
+	}
+	return !d->suppressed;
+}
+
 void zsp_diag_error(zsp_diag *d, zsp_loc loc, const char *fmt, ...)
 {
 	va_list ap;
-	d->errors++;
-	d->suppressed = false;
+	if (!error_shown(d))
+		return;
 	va_start(ap, fmt);
 	report(d, "error", NULL, loc, true, fmt, ap);
 	va_end(ap);
@@ -162,8 +195,8 @@ void zsp_diag_error_noloc(zsp_diag *d, const char *fmt, ...)
 {
 	va_list ap;
 	zsp_loc none = { 0 };
-	d->errors++;
-	d->suppressed = false;
+	if (!error_shown(d))
+		return;
 	va_start(ap, fmt);
 	report(d, "error", NULL, none, false, fmt, ap);
 	va_end(ap);
