@@ -764,6 +764,29 @@ static void pwalk_match(struct pwalk *w, char *buf, size_t len, size_t dirlen, c
 	}
 }
 
+/* The next entry of dir (not . or ..), its path written after the len bytes of buf and its type
+ * (lstat'ed when readdir does not say). NULL at the end. A path over PATH_MAX is passed over. */
+static const char *next_child(DIR *dir, char *buf, size_t len, size_t *end, unsigned char *type)
+{
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		size_t nl = strlen(de->d_name);
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || len + 1 + nl + 1 > PATH_MAX)
+			continue;
+		buf[len] = '/';
+		memcpy(buf + len + 1, de->d_name, nl + 1);
+		*end = len + 1 + nl;
+		*type = de->d_type;
+		if (*type == DT_UNKNOWN) {
+			struct stat st;
+			*type = lstat(buf, &st) != 0 ? DT_UNKNOWN : S_ISDIR(st.st_mode) ? DT_DIR
+							  : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		return de->d_name;
+	}
+	return NULL;
+}
+
 static void pwalk_dir(struct pwalk *w, char *buf, size_t len, int depth)
 {
 	if (depth > WALK_MAX_DEPTH || w->over)
@@ -771,31 +794,21 @@ static void pwalk_dir(struct pwalk *w, char *buf, size_t len, int depth)
 	DIR *dir = opendir(buf);
 	if (!dir)
 		return;
-	struct dirent *de;
-	while ((de = readdir(dir)) && !w->pl->failed) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
+	const char *name;
+	size_t end;
+	unsigned char type;
+	while (!w->pl->failed && (name = next_child(dir, buf, len, &end, &type))) {
 		if (++w->seen > w->max) {
 			w->over = true;
 			break;
 		}
-		size_t nl = strlen(de->d_name);
-		if (len + 1 + nl + 1 > PATH_MAX)
-			continue;
-		buf[len] = '/';
-		memcpy(buf + len + 1, de->d_name, nl + 1);
-		unsigned char type = de->d_type;
-		if (type == DT_UNKNOWN) {
-			struct stat st;
-			type = lstat(buf, &st) != 0 ? DT_UNKNOWN : S_ISDIR(st.st_mode) ? DT_DIR
-							     : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
-		}
-		if (depth > 0 || strcmp(de->d_name, ".git") != 0)
-			pwalk_match(w, buf, len + 1 + nl, len, de->d_name, type);
-		if (type == DT_DIR && strcmp(de->d_name, ".git") != 0)
-			pwalk_dir(w, buf, len + 1 + nl, depth + 1);
+		if (depth > 0 || strcmp(name, ".git") != 0)
+			pwalk_match(w, buf, end, len, name, type);
+		if (type == DT_DIR && strcmp(name, ".git") != 0)
+			pwalk_dir(w, buf, end, depth + 1);
 		buf[len] = 0;
 	}
+	buf[len] = 0;
 	closedir(dir);
 }
 
@@ -881,33 +894,24 @@ static void walk_dir(struct walk *w, char *buf, size_t len, int depth)
 		pr = NULL;
 	if (pr)
 		pr->listed = LISTED_EMPTY;
-	struct dirent *de;
-	while ((de = readdir(dir))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
+	const char *name;
+	size_t end;
+	unsigned char type;
+	while ((name = next_child(dir, buf, len, &end, &type))) {
 		if (pr)
 			pr->listed = LISTED_FULL;
 		if (++w->seen > w->max) {
 			w->over = true;
 			break;
 		}
-		size_t nl = strlen(de->d_name);
-		if (len + 1 + nl + 1 > PATH_MAX)
-			continue;
-		buf[len] = '/';
-		memcpy(buf + len + 1, de->d_name, nl + 1);
 		/* a literal last component must equal the name: most entries stop here */
-		if ((!w->last || strcmp(w->last, de->d_name) == 0) && zsp_glob_match(w->r->path, buf))
+		if ((!w->last || strcmp(w->last, name) == 0) && zsp_glob_match(w->r->path, buf))
 			add_ent(w->pl, buf, w->r->access, false, false, w->r);
-		unsigned char type = de->d_type;
-		if (type == DT_UNKNOWN) {
-			struct stat st;
-			type = lstat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
-		}
 		if (type == DT_DIR)
-			walk_dir(w, buf, len + 1 + nl, depth + 1);
+			walk_dir(w, buf, end, depth + 1);
 		buf[len] = 0;
 	}
+	buf[len] = 0;
 	closedir(dir);
 }
 
