@@ -19,7 +19,6 @@
 #include "compiler/path.h"
 #include "compiler/textesc.h"
 
-#define WALK_MAX_ENTRIES 200000 /* per glob walk: beyond it, refuse rather than half-enforce */
 #define WALK_MAX_DEPTH 64
 #define MAX_LINKS 40
 
@@ -37,6 +36,9 @@ typedef struct ent {
 	enum host_kind kind;
 	const char *missing_from;   /* first missing component's path, for placeholders */
 	const zsp_ir_fs_rule *rule;
+	const char *source;         /* what is mounted there when it is not the path itself (a
+				     * git directory's layer); NULL: the path */
+	bool dropped;               /* taken out of the plan (a config its layer replaces) */
 } ent;
 
 /* What lstat and readlink said about one path during this build. Every rule path is resolved
@@ -70,6 +72,8 @@ typedef struct plan {
 	size_t argc, argcap;
 	char **ph, **locks, **roots, **fixed;
 	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap;
+	zsp_bwrap_layer *layers;
+	size_t nlayers, layercap;
 	bool failed;
 	bool oom;                   /* failed for want of memory (not yet reported) */
 	size_t nmissing;            /* protected names the sandbox could create (not mounted) */
@@ -327,7 +331,8 @@ static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *mi
 			pl->ents[i].pin |= pin;
 			return;
 		}
-	pl->ents[pl->n++] = (ent){ c, strlen(c), access, protect, pin, untrusted, kind, missing_from, r };
+	pl->ents[pl->n++] = (ent){ c, strlen(c), access, protect, pin, untrusted, kind, missing_from, r,
+				   NULL, false };
 }
 
 static void add_ent(plan *pl, const char *path, int access, bool protect, bool untrusted,
@@ -677,6 +682,140 @@ static void protect_config_refs(plan *pl, const char *gdir, const char *root, bo
 	close(dfd);
 }
 
+/* canonical path of path, NULL when it is missing, reached through a link someone else (or a
+ * sandbox) could have planted, or unresolvable */
+static char *canonical_trusted(plan *pl, const char *path)
+{
+	enum host_kind kind;
+	const char *missing_from;
+	bool untrusted = false;
+	char *c = canonicalize(pl, path, &kind, &missing_from, &untrusted);
+	return c && kind != H_MISSING && kind != H_IMPOSSIBLE && !untrusted ? c : NULL;
+}
+
+static bool owned_dir(plan *pl, const char *path)
+{
+	const probe *pr = probe_path(pl, path);
+	return pr && !pr->err && S_ISDIR(pr->mode) && pr->uid == geteuid();
+}
+
+/* Does pointer file dir/name (git's: commondir, gitdir) name want (canonical)? */
+static bool points_at(plan *pl, const char *dir, const char *name, const char *want, bool dotgit_file)
+{
+	char *t = pointer_target(pl, dir, name, NULL);
+	char *c = t ? canonical_trusted(pl, t) : NULL;
+	if (!c)
+		return false;
+	if (dotgit_file) {   /* worktrees/NAME/gitdir names the worktree's .git file */
+		size_t n = strlen(c);
+		return n > 5 && strcmp(c + n - 5, "/.git") == 0 && strncmp(c, want, n - 5) == 0 && want[n - 5] == 0;
+	}
+	return strcmp(c, want) == 0;
+}
+
+/* Is a git directory there (HEAD, objects/, refs/)? */
+static bool looks_gitdir(plan *pl, const char *dir)
+{
+	char p1[PATH_MAX], p2[PATH_MAX], p3[PATH_MAX];
+	snprintf(p1, sizeof(p1), "%s/HEAD", dir);
+	snprintf(p2, sizeof(p2), "%s/objects", dir);
+	snprintf(p3, sizeof(p3), "%s/refs", dir);
+	const probe *h = probe_path(pl, p1);
+	return h && !h->err && S_ISREG(h->mode) && owned_dir(pl, p2) && owned_dir(pl, p3);
+}
+
+/* core.worktree's last value into ctx (PATH_MAX bytes; "" without one or when too long) */
+static int core_worktree(void *ctx, const zsp_gitcfg_entry *e)
+{
+	char *v = ctx;
+	if (strcmp(e->section, "core") == 0 && !e->subsection && strcmp(e->name, "worktree") == 0 &&
+	    snprintf(v, PATH_MAX, "%s", e->value ? e->value : "") >= PATH_MAX)
+		v[0] = 0;
+	return 0;
+}
+
+/* A writable root that is a linked worktree (root/.git: `gitdir: C/worktrees/NAME`) or a
+ * submodule (`gitdir: S/.git/modules/NAME`, S above root) commits into a git directory outside
+ * it. The .git file is the sandbox's to write, so access is widened only into a git directory
+ * that is the repository's own and names root back: a worktree's gitdir file pointing at
+ * root/.git and its commondir at C; a submodule's core.worktree at root, inside a superproject
+ * S that holds root. Then: the worktree's or module's directory (its redirects, config and hooks
+ * stay read-only: protect_repo), and for a worktree C's objects, refs and logs (what a commit
+ * writes; C's config, hooks and packed-refs stay read-only). true when widened. */
+static bool widen_linked(plan *pl, const char *root, const char *target)
+{
+	char *t = canonical_trusted(pl, target);
+	char *rc = canonical_trusted(pl, root);
+	if (!t || !rc || !owned_dir(pl, t) || access_at(pl, t) == ZSP_ACCESS_DENY)
+		return false;
+	char head[PATH_MAX + 8];
+	snprintf(head, sizeof(head), "%s/HEAD", t);
+	const probe *hp = probe_path(pl, head);
+	if (!hp || hp->err || !S_ISREG(hp->mode))
+		return false;
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof(parent), "%s", t);
+	char *slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return false;
+	*slash = 0;
+	const char *pname = strrchr(parent, '/');
+	pname = pname ? pname + 1 : parent;
+	if (strcmp(pname, "worktrees") == 0) {
+		char common[PATH_MAX];
+		snprintf(common, sizeof(common), "%s", parent);
+		*strrchr(common, '/') = 0;
+		if (!looks_gitdir(pl, common) || !points_at(pl, t, "commondir", common, false) ||
+		    !points_at(pl, t, "gitdir", rc, true))
+			return false;
+		add_canonical(pl, t, H_DIR, NULL, ZSP_ACCESS_WRITE, false, false, false, NULL);
+		push_str(pl, &pl->roots, &pl->nroots, &pl->rootcap, t);
+		static const char *const shared[] = { "objects", "refs", "logs" };
+		for (size_t i = 0; i < 3; i++) {
+			char sub[PATH_MAX + 16];
+			if (snprintf(sub, sizeof(sub), "%s/%s", common, shared[i]) >= (int)PATH_MAX)
+				continue;
+			char *c = owned_dir(pl, sub) ? canonical_trusted(pl, sub) : NULL;
+			if (c && strcmp(c, sub) == 0 && access_at(pl, c) != ZSP_ACCESS_DENY)
+				add_canonical(pl, c, H_DIR, NULL, ZSP_ACCESS_WRITE, false, false, false, NULL);
+		}
+		return true;
+	}
+	/* a submodule: t is S/.git/modules/NAME (NAME may hold slashes), S an ancestor of root */
+	const char *m = strstr(t, "/.git/modules/");
+	if (!m)
+		return false;
+	char super[PATH_MAX];
+	snprintf(super, sizeof(super), "%.*s", (int)(m - t), t);
+	char sgit[PATH_MAX + 8];
+	if (snprintf(sgit, sizeof(sgit), "%s/.git", super) >= (int)PATH_MAX)
+		return false;
+	if (!zsp_path_is_prefix(super, rc) || strcmp(super, rc) == 0 || !owned_dir(pl, sgit) ||
+	    !looks_gitdir(pl, sgit) || !looks_gitdir(pl, t))
+		return false;
+	int dfd = open(t, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char *text = NULL, err[256];
+	size_t len;
+	bool ok = false;
+	if (dfd >= 0 && zsp_gitcfg_read_file(dfd, "config", &text, &len, err, sizeof(err)) == ZSP_OK) {
+		char wt[PATH_MAX] = "";
+		if (zsp_gitcfg_parse(text, len, core_worktree, wt, err, sizeof(err)) == ZSP_OK && wt[0]) {
+			char joined[2 * PATH_MAX + 2];
+			snprintf(joined, sizeof(joined), "%s%s%s", wt[0] == '/' ? "" : t, wt[0] == '/' ? "" : "/", wt);
+			char *c = canonical_trusted(pl, joined);
+			ok = c && strcmp(c, rc) == 0;
+		}
+	}
+	free(text);
+	if (dfd >= 0)
+		close(dfd);
+	if (!ok)
+		return false;
+	add_canonical(pl, t, H_DIR, NULL, ZSP_ACCESS_WRITE, false, false, false, NULL);
+	push_str(pl, &pl->roots, &pl->nroots, &pl->rootcap, t);
+	return true;
+}
+
 /* `protect ".git/NAME"` under a writable root: NAME is protected in every git directory git
  * reaches from there, and so are the files that redirect git (a .git file, commondir,
  * config.worktree) and what the config names (core.hooksPath, include.path). Existing ones are
@@ -693,8 +832,11 @@ static void protect_repo(plan *pl, const zsp_ir_fs_rule *r)
 	char dotgit[PATH_MAX];
 	snprintf(dotgit, sizeof(dotgit), "%s/.git", r->root);
 	const probe *pr = probe_known(pl, dotgit);
-	if (pr && !pr->err && S_ISREG(pr->mode))
+	if (pr && !pr->err && S_ISREG(pr->mode)) {
 		add_ent(pl, dotgit, ZSP_ACCESS_READ, true, false, r);
+		if (gd.n && widen_linked(pl, r->root, gd.dir[0]))
+			gd.via[0] = false;
+	}
 	const char *rest = r->protect[4] == '/' ? r->protect + 5 : NULL;
 	static const char *const redirects[] = { "commondir", "config.worktree", "gitdir" };
 	for (size_t i = 0; i < gd.n && !pl->failed; i++) {
@@ -710,6 +852,117 @@ static void protect_repo(plan *pl, const zsp_ir_fs_rule *r)
 				add_ent(pl, path, ZSP_ACCESS_READ, true, gd.via[i], r);
 		protect_config_refs(pl, gd.dir[i], r->root, gd.via[i], r);
 	}
+}
+
+/* --- git directories seen through a layer (doc/host-later.md "git's own writes") ---------- */
+
+static ent *ent_at(plan *pl, const char *path)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		if (!pl->ents[i].dropped && strcmp(pl->ents[i].path, path) == 0)
+			return &pl->ents[i];
+	return NULL;
+}
+
+/* The layer of git directory gdir: its top-level files (copies, made by the runner) and mount
+ * points for its directories, each bound from the host. git's writes to HEAD, index and config
+ * (a lock file renamed over the old) then work, where a read-only mount of config made the
+ * rename fail with EBUSY; the host's config is not writable at all, and the runner applies
+ * back after the run only what cannot make git run a program. false when gdir cannot have one. */
+static bool layer_one(plan *pl, const char *gdir, size_t cfg)
+{
+	const probe *pr = probe_known(pl, gdir);
+	if (!pr || pr->err || !S_ISDIR(pr->mode) || pr->uid != geteuid() || access_at(pl, gdir) != ZSP_ACCESS_WRITE)
+		return false;
+	for (size_t i = 0; i < pl->nlayers; i++)
+		if (strcmp(pl->layers[i].gitdir, gdir) == 0)
+			return false;
+	if (pl->nlayers >= ZSP_BWRAP_MAX_LAYERS)
+		return false;
+	int dfd = open(gdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!dir) {
+		if (dfd >= 0)
+			close(dfd);
+		return false;
+	}
+	zsp_bwrap_layer *nl = zsp_arena_grow(pl->a, pl->layers, pl->nlayers, &pl->layercap, sizeof(*nl));
+	char ldir[PATH_MAX];
+	if (!nl || snprintf(ldir, sizeof(ldir), "%s/%zu", pl->o->layer_dir, pl->nlayers) >= (int)sizeof(ldir)) {
+		closedir(dir);
+		if (!nl)
+			nomem(pl);
+		return false;
+	}
+	pl->layers = nl;
+	zsp_bwrap_layer *ly = &pl->layers[pl->nlayers];
+	*ly = (zsp_bwrap_layer){ .gitdir = zsp_arena_strdup(pl->a, gdir), .dir = zsp_arena_strdup(pl->a, ldir) };
+	size_t fcap = 0, mcap = 0;
+	struct dirent *de;
+	while ((de = readdir(dir)) && !pl->failed) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char child[PATH_MAX];
+		struct stat st;
+		if (snprintf(child, sizeof(child), "%s/%s", gdir, de->d_name) >= (int)sizeof(child) ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			ent *e = ent_at(pl, child);
+			if (e)
+				e->pin = true;
+			else
+				add_canonical(pl, zsp_arena_strdup(pl->a, child), H_DIR, NULL, ZSP_ACCESS_WRITE, false,
+					      true, false, NULL);
+			push_str(pl, &ly->mounts, &ly->nmounts, &mcap, de->d_name);
+		} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+			push_str(pl, &ly->files, &ly->nfiles, &fcap, de->d_name);
+		}
+		/* sockets and FIFOs (git's fsmonitor daemon's): not seen in the sandbox */
+	}
+	closedir(dir);
+	if (pl->failed)
+		return false;
+	ent *g = ent_at(pl, gdir);
+	if (!g) {
+		add_canonical(pl, zsp_arena_strdup(pl->a, gdir), H_DIR, NULL, ZSP_ACCESS_WRITE, false, true, false, NULL);
+		g = ent_at(pl, gdir);
+	}
+	if (!g || !ly->gitdir || !ly->dir) {
+		nomem(pl);
+		return false;
+	}
+	g->source = ly->dir;
+	g->pin = true;
+	pl->ents[cfg].dropped = true;
+	pl->nlayers++;
+	return true;
+}
+
+/* Every git directory whose config is protected and that the sandbox may write gets a layer. */
+static void layer_gitdirs(plan *pl)
+{
+	if (!pl->o->layer_dir)
+		return;
+	for (size_t i = 0; i < pl->n && !pl->failed; i++) {
+		const ent *e = &pl->ents[i];
+		size_t len = e->len;
+		if (!e->protect || e->untrusted || e->dropped || e->kind != H_OTHER || !e->rule ||
+		    !e->rule->protect || strcmp(e->rule->protect, ".git/config") != 0 || len < 8 ||
+		    strcmp(e->path + len - 7, "/config") != 0)
+			continue;
+		const probe *pr = probe_known(pl, e->path);
+		if (!pr || pr->err || !S_ISREG(pr->mode))
+			continue;
+		char gdir[PATH_MAX];
+		snprintf(gdir, sizeof(gdir), "%.*s", (int)(len - 7), e->path);
+		layer_one(pl, gdir, i);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < pl->n; i++)
+		if (!pl->ents[i].dropped)
+			pl->ents[k++] = pl->ents[i];
+	pl->n = k;
 }
 
 /* Protected names below the top of a writable root (sub/.claude/settings.json, a nested
@@ -823,7 +1076,7 @@ static void protect_below(plan *pl, const zsp_ir_fs_rule *root)
 		return;
 	}
 	struct pwalk w = { pl, strlen(root->path), rules, 0, 0,
-			   pl->o->walk_max ? pl->o->walk_max : WALK_MAX_ENTRIES, false };
+			   pl->o->walk_max ? pl->o->walk_max : SIZE_MAX, false };
 	for (size_t i = 0; i < pl->p->nfs; i++)
 		if (pl->p->fs[i].protect && pl->p->fs[i].root && strcmp(pl->p->fs[i].root, root->path) == 0)
 			rules[w.nrules++] = &pl->p->fs[i];
@@ -943,7 +1196,7 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
 		last = last ? last + 1 : r->path;
 		if (zsp_glob_has_meta(last) || strchr(last, '\\'))
 			last = NULL;
-		struct walk wk = { pl, r, last, 0, pl->o->walk_max ? pl->o->walk_max : WALK_MAX_ENTRIES, false };
+		struct walk wk = { pl, r, last, 0, pl->o->walk_max ? pl->o->walk_max : SIZE_MAX, false };
 		walk_dir(&wk, buf, strlen(buf), 0);
 		if (wk.over) {
 			zsp_diag_error(pl->d, r->loc,
@@ -1096,9 +1349,9 @@ static void emit_ent(plan *pl, size_t i)
 	case ZSP_ACCESS_WRITE:
 		if (e->kind != H_MISSING && e->rule)   /* a write rule's, not only a pin */
 			push_str(pl, &pl->roots, &pl->nroots, &pl->rootcap, e->path);
-		if (e->kind == H_MISSING || (pa == ZSP_ACCESS_WRITE && !e->pin))
+		if (e->kind == H_MISSING || (pa == ZSP_ACCESS_WRITE && !e->pin && !e->source))
 			return;
-		args(pl, "--bind", e->path, e->path);
+		args(pl, "--bind", e->source ? e->source : e->path, e->path);
 		return;
 	case ZSP_ACCESS_DENY:
 		if (pa == ZSP_ACCESS_DENY && !has_descendant(pl, i))
@@ -1235,6 +1488,7 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		drop_widening(&pl);
 		protect_readonly(&pl);
 		pin_ancestors(&pl);
+		layer_gitdirs(&pl);
 	}
 	if (pl.failed)
 		return plan_status(&pl);
@@ -1326,6 +1580,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	out->nroots = pl.nroots;
 	out->fixed = pl.fixed;
 	out->nfixed = pl.nfixed;
+	out->layers = pl.layers;
+	out->nlayers = pl.nlayers;
 	return ZSP_OK;
 }
 

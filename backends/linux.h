@@ -24,13 +24,33 @@ typedef struct zsp_linux_opts {
 	char *const *environ;     /* the environment the sandbox's is built from (NULL: none) */
 	bool seccomp;             /* add --seccomp ZSP_FD_SECCOMP */
 	bool proc;                /* add --proc /proc (zsp-run drops it where /proc cannot be mounted) */
-	size_t walk_max;          /* entries a glob may walk before the launch is refused (0: 200,000) */
+	size_t walk_max;          /* entries a walk may read before a glob's launch is refused (0: no
+				   * limit: any workspace starts; the cost is bench/launch-bench.sh's) */
 	const char *home;         /* the account's home: `~/` in a git include path */
 	const char *const *readonly; /* files the sandbox must not change where it may write (the */
 	size_t nreadonly;         /* policy and its includes) */
 	const char *const *hidden; /* directories it must not see at all (zsp's own state) */
 	size_t nhidden;
+	const char *layer_dir;    /* where the runner makes the layers of git directories (a path
+				   * that does not exist yet); NULL: config is mounted read-only */
 } zsp_linux_opts;
+
+/* At most this many git directories get a layer; the others keep a read-only config. */
+#define ZSP_BWRAP_MAX_LAYERS 64
+
+/* A git directory the sandbox sees through a layer: dir, made by the runner before bwrap
+ * starts, holds copies of the git directory's top-level files (config, HEAD, index, ...) and an
+ * empty directory for each of its directories, which are bound from the host. After the run,
+ * the runner applies to the host what changed in the copies, config only as far as it cannot
+ * make git run a program (runtime/gitlayer.h, doc/host-later.md). */
+typedef struct zsp_bwrap_layer {
+	const char *gitdir;       /* the host's git directory, canonical */
+	const char *dir;          /* the layer: what the sandbox sees at gitdir */
+	char **files;             /* top-level regular files and symbolic links, by name */
+	size_t nfiles;
+	char **mounts;            /* top-level directories, by name */
+	size_t nmounts;
+} zsp_bwrap_layer;
 
 /* A missing denied name under a writable root is masked by a read-only empty directory: its
  * mount point must exist on the host. The runner creates the placeholders before bwrap starts
@@ -48,6 +68,8 @@ typedef struct zsp_bwrap_plan {
 	size_t nroots;
 	char **fixed;             /* protected names mounted read-only (they existed at launch) */
 	size_t nfixed;
+	zsp_bwrap_layer *layers;
+	size_t nlayers;
 } zsp_bwrap_plan;
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file

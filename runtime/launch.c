@@ -20,6 +20,7 @@
 
 #include "compiler/path.h"
 #include "runtime/cli.h"
+#include "runtime/gitlayer.h"
 #include "runtime/guard.h"
 #include "runtime/launch.h"
 
@@ -417,7 +418,7 @@ static bool status_says_started(int fd)
 
 /* After the run: what the sandbox left in its writable roots for the host to run is moved
  * aside (runtime/guard.c). false when something could not be. */
-static bool guard_after(const zsp_launch *l, struct timespec since)
+static bool guard_after(const zsp_launch *l, struct timespec since, const zsp_gitlayer *gl)
 {
 	const char *names[256];
 	size_t nnames = 0;
@@ -438,9 +439,17 @@ static bool guard_after(const zsp_launch *l, struct timespec since)
 	}
 	if (ws_writable)
 		roots[nroots++] = l->workspace;
+	/* the configs the layers applied were vetted key by key: not judged again */
+	size_t nwritten;
+	const char *const *written = zsp_gitlayer_written(gl, &nwritten);
+	const char *fixed[l->plan.nfixed + nwritten + 1];
+	for (size_t i = 0; i < l->plan.nfixed; i++)
+		fixed[i] = l->plan.fixed[i];
+	for (size_t i = 0; i < nwritten; i++)
+		fixed[l->plan.nfixed + i] = written[i];
 	zsp_guard_opts go = {
 		.roots = roots, .nroots = nroots,
-		.fixed = (const char *const *)l->plan.fixed, .nfixed = l->plan.nfixed,
+		.fixed = fixed, .nfixed = l->plan.nfixed + nwritten,
 		.names = names, .nnames = nnames, .home = l->home, .since = since,
 	};
 	zsp_guard_result r;
@@ -459,6 +468,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	struct timespec since = zsp_guard_start();
 	bool started = false;
 	held h = { 0 };
+	zsp_gitlayer *gl = NULL;
 	char cgroup[512] = "";
 	int fds[4] = { -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 };
 	int rc = ZSP_RUN_ESETUP;
@@ -474,6 +484,8 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	if (nproc_cgroup(l->p, cgroup, sizeof(cgroup), why) != 0)
 		goto out;
 	if (make_placeholders(l, &h, why) != 0)
+		goto out;
+	if (l->plan.nlayers && zsp_gitlayer_make(&l->plan, l->layer_base, &gl, why) != ZSP_OK)
 		goto out;
 
 	struct sigaction sa = { .sa_handler = forward }, old[4];
@@ -506,10 +518,15 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 out:
 	remove_cgroup(cgroup);
 	remove_placeholders(l, &h);
-	if (started && !guard_after(l, since)) {
+	if (started && gl)
+		zsp_gitlayer_apply(gl, stderr);
+	if (started && !guard_after(l, since, gl)) {
 		*why = "after the run, what the sandbox left for the host to run could not all be moved aside (see above)";
 		rc = ZSP_RUN_EGUARD;
 	}
+	zsp_gitlayer_free(gl);
+	if (!gl)
+		zsp_gitlayer_base_remove(l->layer_base);
 	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -24,6 +24,8 @@ typedef struct zsp_launch {
 	const char *workspace;     /* canonical; checked after the run even inside a shared root
 				    * (/tmp) that is not walked, when the sandbox could write it */
 	bool quiet;                /* no diagnosis on stderr when the sandbox fails to start */
+	const char *layer_base;    /* zsp_linux_opts.layer_dir, made by zsp_gitlayer_base (NULL:
+				    * none); the run fills it and removes it (runtime/gitlayer.h) */
 } zsp_launch;
 
 /* Lowers p for a run with the options o (its seccomp is always on). Diagnostics go to d. Returns

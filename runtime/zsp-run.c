@@ -18,6 +18,7 @@
 #include "runtime/ask.h"
 #include "runtime/cli.h"
 #include "runtime/doctor.h"
+#include "runtime/gitlayer.h"
 #include "runtime/launch.h"
 #include "runtime/session.h"
 #include "runtime/verify.h"
@@ -459,6 +460,44 @@ static size_t state_dirs(const struct run_opts *o, char dirs[][PATH_MAX], size_t
 	return n;
 }
 
+/* Where the layers of git directories are made: zsp's state directory (hidden from the sandbox,
+ * like the grants), as the grant store finds it. NULL when there is none. */
+static char *layer_base(const struct run_opts *o, char *why_not, size_t size)
+{
+	char state[PATH_MAX];
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (o->state_dir)
+		snprintf(state, sizeof(state), "%s", o->state_dir);
+	else if (xdg && xdg[0] == '/')
+		snprintf(state, sizeof(state), "%s/zsp", xdg);
+	else if (home && home[0] == '/')
+		snprintf(state, sizeof(state), "%s/.local/state/zsp", home);
+	else if ((home = zsp_builtin_params_get(&o->builtins, "HOME")))
+		snprintf(state, sizeof(state), "%s/.local/state/zsp", home);
+	else {
+		snprintf(why_not, size, "no state directory: set XDG_STATE_HOME or HOME");
+		return NULL;
+	}
+	char *base = NULL;
+	const char *why = NULL;
+	if (zsp_gitlayer_base(state, &base, &why) != ZSP_OK)
+		snprintf(why_not, size, "%s", why);
+	return base;
+}
+
+/* Without a layer, a repository's config is a read-only mount: say so where there is one. */
+static void layer_warning(const zsp_launch *l, const char *why)
+{
+	for (size_t i = 0; i < l->plan.nfixed; i++) {
+		size_t n = strlen(l->plan.fixed[i]);
+		if (n > 12 && strcmp(l->plan.fixed[i] + n - 12, "/.git/config") == 0) {
+			zsp_warn("warning: %s is read-only in the sandbox (git config and git remote add fail "
+				 "there): %s", l->plan.fixed[i], why);
+			return;
+		}
+	}
+}
+
 static int run(struct run_opts *o, char *const *cmd)
 {
 	if (zsp_wsl_version() == 1) {
@@ -495,6 +534,9 @@ static int run(struct run_opts *o, char *const *cmd)
 		.readonly = ir->inputs, .nreadonly = ir->ninputs,
 		.hidden = hidden_ptrs, .nhidden = nhidden,
 	};
+	char why_no_layers[PATH_MAX + 128] = "";
+	char *layers = o->print ? NULL : layer_base(o, why_no_layers, sizeof(why_no_layers));
+	lo.layer_dir = layers;
 	if (!a)
 		zsp_die_oom();
 	check_roots(o, p, d);
@@ -508,6 +550,9 @@ static int run(struct run_opts *o, char *const *cmd)
 		zsp_launch_release(&l);
 	} else {
 		ready = true;
+		l.layer_base = layers;
+		if (!layers && !o->print)
+			layer_warning(&l, why_no_layers);
 	}
 	char workspace[PATH_MAX];
 	const char *ws = zsp_cli_param(&o->cc, &o->builtins, "WORKSPACE");
@@ -534,6 +579,8 @@ static int run(struct run_opts *o, char *const *cmd)
 		zsp_launch_release(&l);
 	}
 	zsp_arena_free(a);
+	zsp_gitlayer_base_remove(layers);   /* when empty: no run, or no layer was needed */
+	free(layers);
 	free(cwd);
 	zsp_compiler_free(c);
 	zsp_policy_set_free(set);
