@@ -56,6 +56,11 @@ static const char *say(const char *what, const char *path, int err)
 	return msg;
 }
 
+/* The directories make_dirs made for the last base, deepest last: removed again (when empty)
+ * by zsp_gitlayer_base_remove, so that a run without a git directory leaves nothing. */
+static char made_dirs[8][PATH_MAX];
+static size_t nmade;
+
 /* mkdir -p of dir's parents and dir itself, each 0700 when made. */
 static int make_dirs(const char *dir)
 {
@@ -64,13 +69,21 @@ static int make_dirs(const char *dir)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	for (char *s = buf + 1; (s = strchr(s, '/')); s++) {
-		*s = 0;
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+	nmade = 0;
+	for (char *s = buf + 1;; s++) {
+		s = strchr(s, '/');
+		if (s)
+			*s = 0;
+		if (mkdir(buf, 0700) == 0) {
+			if (nmade < 8)
+				snprintf(made_dirs[nmade++], PATH_MAX, "%s", buf);
+		} else if (errno != EEXIST) {
 			return -1;
+		}
+		if (!s)
+			return 0;
 		*s = '/';
 	}
-	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 int zsp_gitlayer_base(const char *state_dir, char **path, const char **why)
@@ -107,8 +120,10 @@ int zsp_gitlayer_base(const char *state_dir, char **path, const char **why)
 
 void zsp_gitlayer_base_remove(const char *base)
 {
-	if (base)
-		rmdir(base);
+	if (!base || rmdir(base) != 0)
+		return;
+	while (nmade > 0 && rmdir(made_dirs[nmade - 1]) == 0)
+		nmade--;
 }
 
 /* Copies the regular file sfd into dfd/name (created: it must not exist), with its mode and
@@ -354,14 +369,19 @@ static int put_file(int ldfd, const char *name, int gdfd)
 }
 
 /* A tree the sandbox made (rebase-merge/, logs/ in a new repository's first commit): copied
- * whole, links as links; what cannot be copied (a socket) is left out. 0, or -1. */
-static int copy_tree(int sdfd, const char *name, int ddfd, const char *dname, int depth)
+ * whole but for symbolic links (git would write through them) and what cannot be copied (a
+ * socket), which are counted in *left. 0, or -1. */
+static int copy_tree(int sdfd, const char *name, int ddfd, const char *dname, int depth, size_t *left)
 {
 	struct stat st;
 	if (fstatat(sdfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return -1;
-	if (!S_ISDIR(st.st_mode))
-		return S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ? copy_entry(sdfd, name, ddfd, dname, &st) : 0;
+	if (!S_ISDIR(st.st_mode)) {
+		if (S_ISREG(st.st_mode))
+			return copy_entry(sdfd, name, ddfd, dname, &st);
+		++*left;
+		return 0;
+	}
 	if (depth >= TREE_MAX_DEPTH) {
 		errno = ELOOP;
 		return -1;
@@ -385,7 +405,7 @@ static int copy_tree(int sdfd, const char *name, int ddfd, const char *dname, in
 	struct dirent *de;
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			rc = copy_tree(sfd, de->d_name, dfd, de->d_name, depth + 1);
+			rc = copy_tree(sfd, de->d_name, dfd, de->d_name, depth + 1, left);
 	int e = errno;
 	closedir(d);
 	close(dfd);
@@ -393,7 +413,7 @@ static int copy_tree(int sdfd, const char *name, int ddfd, const char *dname, in
 	return rc;
 }
 
-static int put_tree(int ldfd, const char *name, int gdfd)
+static int put_tree(int ldfd, const char *name, int gdfd, size_t *left)
 {
 	char tmp[NAME_MAX + 1];
 	if (snprintf(tmp, sizeof(tmp), ".%s.zsp-%ld", name, (long)getpid()) >= (int)sizeof(tmp)) {
@@ -401,7 +421,7 @@ static int put_tree(int ldfd, const char *name, int gdfd)
 		return -1;
 	}
 	remove_tree(gdfd, tmp, 0);
-	int rc = copy_tree(ldfd, name, gdfd, tmp, 0);
+	int rc = copy_tree(ldfd, name, gdfd, tmp, 0, left);
 	/* a directory the host made meanwhile is not replaced */
 	if (rc == 0 && renameat2(gdfd, tmp, gdfd, name, RENAME_NOREPLACE) != 0)
 		rc = -1;
@@ -704,6 +724,12 @@ static void apply_name(zsp_gitlayer *g, const layer *ly, int ldfd, int gdfd, con
 		report(g, gitdir, name, "git runs what is there");
 		return;
 	}
+	/* git writes through a link in its directory (a lock file beside the target, renamed over
+	 * it): a link to ~/.bashrc as .git/index would have the host's next git status write there */
+	if (present && S_ISLNK(st.st_mode)) {
+		report(g, gitdir, name, "a symbolic link: the host's git would write where it points");
+		return;
+	}
 	/* a lock the sandbox's git left (it was killed): nothing for the host's git to see */
 	size_t nl = strlen(name);
 	if (!f && nl > 5 && strcmp(name + nl - 5, ".lock") == 0)
@@ -718,10 +744,14 @@ static void apply_name(zsp_gitlayer *g, const layer *ly, int ldfd, int gdfd, con
 			apply_failed(g, ly, name);
 		return;
 	}
-	int rc = S_ISDIR(st.st_mode) ? put_tree(ldfd, name, gdfd)
-	       : S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ? put_file(ldfd, name, gdfd) : 0;
+	size_t left = 0;
+	int rc = S_ISDIR(st.st_mode) ? put_tree(ldfd, name, gdfd, &left)
+	       : S_ISREG(st.st_mode) ? put_file(ldfd, name, gdfd) : 0;
 	if (rc != 0)
 		apply_failed(g, ly, name);
+	else if (left)
+		report(g, gitdir, name, "its symbolic links (and sockets, FIFOs) were left out: the host's "
+					"git would write where a link points");
 }
 
 static void apply_layer(zsp_gitlayer *g, layer *ly)
@@ -764,7 +794,7 @@ static void remove_layers(zsp_gitlayer *g)
 			remove_tree(bfd, slash + 1, 0);
 	}
 	close(bfd);
-	rmdir(g->base);
+	zsp_gitlayer_base_remove(g->base);
 }
 
 size_t zsp_gitlayer_apply(zsp_gitlayer *g, FILE *out)

@@ -556,6 +556,37 @@ cases_git() {
 	plant='touch "$M2"; echo y >tools/cmds/c.md'
 	check='refuse same' target='.claude/commands/c.md'
 	case_
+
+	# -- 13. the layer of the workspace's git directory (doc/host-later.md "git's own
+	# writes"): the sandbox writes its config as it likes; the host gets the safe keys only --
+	title="13a git config core.fsmonitor in the sandbox"
+	plant='fsmon .git/config'
+	case_
+	title="13b core.fsmonitor appended in place (>>)"
+	plant='printf "[core]\n\tfsmonitor = %s\n" "$EVIL" >>.git/config'
+	case_
+	title="13c config replaced by a rename (cp, edit, mv)"
+	plant='cp .git/config "$TD/c" && fsmon "$TD/c" && mv "$TD/c" .git/config'
+	case_
+	title="13d the key on a section header's line, safe keys after it"
+	plant='printf "[core] fsmonitor = %s\n\tautocrlf = false\n[user]\n\tname = x\n" "$EVIL" >>.git/config'
+	case_
+	title="13e the value continued over two lines"
+	plant='printf "[core]\n\tfsmonitor = sh -c %s\\\n %s\n" "'"'touch"'" "$M'"'"'" >>.git/config'
+	case_
+	title="13f include.path to a planted config"
+	plant='fsmon "$TD/inc" && git config include.path "$TD/inc"'
+	case_
+	title="13g remote.origin.uploadpack (run by git fetch)"
+	plant='git config remote.origin.uploadpack "$EVIL"'
+	case_
+	title="13h extensions.worktreeConfig and a config.worktree"
+	plant='git config extensions.worktreeConfig true && fsmon .git/config.worktree'
+	case_
+	title="13i a hooks directory where there was none"
+	setup='rm -rf .git/hooks'
+	plant='hook .git/hooks/pre-commit'
+	case_
 }
 
 # -- 10. agent and tool settings the host executes: existing (read-only inside) and created
