@@ -577,6 +577,211 @@ bool zsp_gitcfg_safe(const zsp_gitcfg_entry *e, const char **why)
 	return false;
 }
 
+/* ---- vetting a changed config ------------------------------------------------------- */
+
+typedef struct centry {
+	char *key;                 /* section \1 subsection \1 name \1 value (or \2: no value) */
+	unsigned line;
+	bool safe, used;
+	char shown[256];           /* the key for a message, escaped */
+	const char *why;
+} centry;
+
+typedef struct clist {
+	centry *e;
+	size_t n, cap;
+	bool oom;
+} clist;
+
+static int collect(void *ctx, const zsp_gitcfg_entry *e)
+{
+	clist *l = ctx;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 32;
+		centry *ne = realloc(l->e, cap * sizeof(*ne));
+		if (!ne) {
+			l->oom = true;
+			return 1;
+		}
+		l->e = ne;
+		l->cap = cap;
+	}
+	centry *c = &l->e[l->n];
+	memset(c, 0, sizeof(*c));
+	const char *sub = e->subsection ? e->subsection : "";
+	if (asprintf(&c->key, "%s\1%s%s\1%s\1%s%s", e->section, e->subsection ? "s" : "n", sub, e->name,
+		     e->value ? "v" : "b", e->value ? e->value : "") < 0) {
+		l->oom = true;
+		return 1;
+	}
+	c->line = e->line;
+	c->safe = zsp_gitcfg_safe(e, &c->why);
+	if (!c->why)
+		c->why = not_listed;
+	zsp_gitcfg_key(e, c->shown, sizeof(c->shown));
+	l->n++;
+	return 0;
+}
+
+static void clist_free(clist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->e[i].key);
+	free(l->e);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Parses text into l. 0, or -1 (git could not read it, or out of memory: l->oom). */
+static int parse_into(const char *text, size_t len, clist *l)
+{
+	char err[256];
+	int rc = zsp_gitcfg_parse(text, len, collect, l, err, sizeof(err));
+	return rc == ZSP_OK && !l->oom ? 0 : -1;
+}
+
+/* Marks in n what old (the config at launch) does not account for: an unsafe variable is kept
+ * only where old has the same one (section, subsection, name and value), one for one. Returns
+ * the number of variables refused. */
+static size_t judge(clist *n, clist *old)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < old->n; i++)
+		old->e[i].used = false;
+	for (size_t i = 0; i < n->n; i++) {
+		centry *c = &n->e[i];
+		c->used = true;    /* kept */
+		if (c->safe)
+			continue;
+		bool found = false;
+		for (size_t k = 0; k < old->n && !found; k++)
+			if (!old->e[k].used && strcmp(old->e[k].key, c->key) == 0)
+				old->e[k].used = found = true;
+		if (!found) {
+			c->used = false;
+			refused++;
+		}
+	}
+	return refused;
+}
+
+/* The line holding the variable that starts on line `line` ends where its value ends: a
+ * backslash before the newline (outside a comment) continues it. Returns the offset just past
+ * its last newline (or len). */
+static size_t value_end(const char *t, size_t len, size_t off)
+{
+	bool quote = false, comment = false;
+	for (size_t i = off; i < len; i++) {
+		char c = t[i];
+		if (c == '\n')
+			return i + 1;
+		if (comment)
+			continue;
+		if (c == '"')
+			quote = !quote;
+		else if (!quote && (c == ';' || c == '#'))
+			comment = true;
+		else if (c == '\\' && i + 1 < len)
+			i++;   /* an escape, or a continuation: the newline after it does not end it */
+	}
+	return len;
+}
+
+static size_t line_offset(const char *t, size_t len, unsigned line)
+{
+	size_t off = 0;
+	for (unsigned l = 1; l < line && off < len; off++)
+		if (t[off] == '\n')
+			l++;
+	return off;
+}
+
+/* text without the variables of n that were refused. malloc'd, *olen bytes; NULL when out of
+ * memory. */
+static char *without_refused(const char *t, size_t len, const clist *n, size_t *olen)
+{
+	char *out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0, at = 0;
+	for (size_t i = 0; i < n->n; i++) {
+		if (n->e[i].used)
+			continue;
+		size_t start = line_offset(t, len, n->e[i].line);
+		if (start < at)
+			continue;  /* on a line already taken out */
+		memcpy(out + o, t + at, start - at);
+		o += start - at;
+		at = value_end(t, len, start);
+	}
+	memcpy(out + o, t + at, len - at);
+	o += len - at;
+	out[o] = 0;
+	*olen = o;
+	return out;
+}
+
+
+int zsp_gitcfg_vet(const char *old, size_t oldlen, const char *text, size_t len, zsp_gitcfg_refused_fn fn,
+		   void *ctx, char **out, size_t *outlen, char *err, size_t errlen)
+{
+	clist n = { 0 }, o = { 0 }, r = { 0 };
+	char *rtext = NULL;
+	size_t rlen = 0;
+	int rc = ZSP_OK;
+	*out = NULL;
+	*outlen = 0;
+	/* an old config zsp cannot read vouches for nothing */
+	if (old && parse_into(old, oldlen, &o) != 0) {
+		if (o.oom)
+			goto oom;
+		clist_free(&o);
+	}
+	if (parse_into(text, len, &n) != 0) {
+		if (n.oom)
+			goto oom;
+		snprintf(err, errlen, "it is not a config git reads with certainty");
+		rc = ZSP_EPOLICY;
+		goto done;
+	}
+	size_t refused = judge(&n, &o);
+	if (!(rtext = refused ? without_refused(text, len, &n, &rlen) : malloc(len + 1)))
+		goto oom;
+	if (!refused) {
+		memcpy(rtext, text, len);
+		rtext[len] = 0;
+		rlen = len;
+	} else {
+		/* what is left must hold on its own: taking a line out must not have given another
+		 * variable another section (a header on the line taken out) */
+		int prc = parse_into(rtext, rlen, &r);
+		if (r.oom)
+			goto oom;
+		if (prc != 0 || judge(&r, &o) != 0) {
+			snprintf(err, errlen, "what is left after taking out %s does not read the same",
+				 refused == 1 ? "the unsafe variable" : "the unsafe variables");
+			rc = ZSP_EPOLICY;
+		}
+	}
+	for (size_t i = 0; i < n.n && fn; i++)
+		if (!n.e[i].used)
+			fn(ctx, n.e[i].shown, n.e[i].why, rc == ZSP_OK);
+	if (rc == ZSP_OK) {
+		*out = rtext;
+		*outlen = rlen;
+		rtext = NULL;
+	}
+	goto done;
+oom:
+	snprintf(err, errlen, "out of memory");
+	rc = ZSP_EINTERNAL;
+done:
+	free(rtext);
+	clist_free(&n);
+	clist_free(&o);
+	clist_free(&r);
+	return rc;
+}
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 /* Copies s into buf, cut at a UTF-8 character boundary. */

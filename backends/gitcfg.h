@@ -72,4 +72,19 @@ int zsp_gitcfg_read_file(int dirfd, const char *path, char **text, size_t *len, 
 int zsp_git_pointer_read(int dirfd, const char *path, const char *prefix, char *out, size_t size,
 			 char *err, size_t errlen);
 
+/* Called by zsp_gitcfg_vet for each variable taken out: key as zsp_gitcfg_key shows it, why as
+ * zsp_gitcfg_safe says it; applied: whether the rest of the text was kept. */
+typedef void (*zsp_gitcfg_refused_fn)(void *ctx, const char *key, const char *why, bool applied);
+
+/* What of a config's new text may replace it, given the text it had (old; NULL: none): text
+ * without every variable that zsp_gitcfg_safe refuses, unless old has that very variable
+ * (section, subsection, name and value; one for one). A variable is taken out with the lines
+ * its value runs over. *out is then malloc'd (NUL-terminated, *outlen bytes) and holds no
+ * variable old does not vouch for. Returns ZSP_OK; ZSP_EPOLICY, *out NULL and why in err, when
+ * text cannot be read with certainty, or when what is left after taking out reads differently
+ * (a variable on a section header's line: what follows would change sections); ZSP_EINTERNAL
+ * on out-of-memory. fn (may be NULL) hears of each variable taken out. */
+int zsp_gitcfg_vet(const char *old, size_t oldlen, const char *text, size_t len, zsp_gitcfg_refused_fn fn,
+		   void *ctx, char **out, size_t *outlen, char *err, size_t errlen);
+
 #endif

@@ -3,7 +3,8 @@
 # `zsp-run -p POLICY -- /bin/true` against a bare bwrap given the same argv and BPF program
 # (and `firejail --noprofile /bin/true` when firejail is installed), with hyperfine.
 # Usage: bench/launch-bench.sh [POLICY]   (env: ZSP_RUN, ZSPC, RUNS, BIG; run from the build dir)
-# Then the same in a workspace of BIG files (default 100000; 0: skip): what the walks of a large
+# Then the same in a workspace of BIG files (default 100000; 0: skip; the 1,000,000-file
+# figure: BIG=1000000), a git repository with all of them in its index: what the walks of a large
 # repository cost (protected names below the top at launch, the check after the run).
 # The workspace and TMPDIR are scratch directories in which every protected name exists, so the
 # argv has no placeholder and both commands mount exactly the same things.
@@ -63,8 +64,7 @@ printf 'BPF program: %s instructions; bwrap argv: %s arguments\n' \
 BIG=${BIG:-100000}
 [ "$BIG" -gt 0 ] || exit 0
 big=$tmp/big
-mkdir -p "$big/.git/hooks" "$big/.claude/commands" "$big/.claude/agents"
-: >"$big/.git/config"
+mkdir -p "$big/.claude/commands" "$big/.claude/agents"
 i=0
 while [ "$i" -lt "$((BIG / 100))" ]; do
 	mkdir -p "$big/d$((i / 100))/e$i"
@@ -72,6 +72,10 @@ while [ "$i" -lt "$((BIG / 100))" ]; do
 done
 # 100 empty files per directory
 find "$big" -mindepth 2 -maxdepth 2 -type d -name 'e*' -exec sh -c 'cd "$1" && touch $(seq -f f%g 1 100)' _ {} \;
+# a real repository with every file in its index: each run copies the index into git's layer
+# (doc/host-later.md) and the check after the run walks the tree
+git -C "$big" init -q && git -C "$big" add -A ||
+	die "git cannot make the large workspace a repository"
 cd "$big"
 "$ZSPC" --emit bwrap --format nul -o "$tmp/bigargs" "$policy" 2>/dev/null
 set -- "$ZSP_RUN -Wno-unenforced -p $policy -- /bin/true" \

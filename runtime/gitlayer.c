@@ -432,145 +432,17 @@ static int put_tree(int ldfd, const char *name, int gdfd, size_t *left)
 	return rc;
 }
 
-/* --- config: what the sandbox's version adds, key by key ------------------------------- */
+typedef struct refused_ctx {
+	zsp_gitlayer *g;
+	const char *gitdir, *name;
+} refused_ctx;
 
-typedef struct centry {
-	char *key;                 /* section \1 subsection \1 name \1 value (or \2: no value) */
-	unsigned line;
-	bool safe, used;
-	char shown[256];           /* the key for a message, escaped */
-	const char *why;
-} centry;
-
-typedef struct clist {
-	centry *e;
-	size_t n, cap;
-	bool oom;
-} clist;
-
-static int collect(void *ctx, const zsp_gitcfg_entry *e)
+static void refused(void *ctx, const char *key, const char *why, bool applied)
 {
-	clist *l = ctx;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 32;
-		centry *ne = realloc(l->e, cap * sizeof(*ne));
-		if (!ne) {
-			l->oom = true;
-			return 1;
-		}
-		l->e = ne;
-		l->cap = cap;
-	}
-	centry *c = &l->e[l->n];
-	memset(c, 0, sizeof(*c));
-	const char *sub = e->subsection ? e->subsection : "";
-	if (asprintf(&c->key, "%s\1%s%s\1%s\1%s%s", e->section, e->subsection ? "s" : "n", sub, e->name,
-		     e->value ? "v" : "b", e->value ? e->value : "") < 0) {
-		l->oom = true;
-		return 1;
-	}
-	c->line = e->line;
-	c->safe = zsp_gitcfg_safe(e, &c->why);
-	zsp_gitcfg_key(e, c->shown, sizeof(c->shown));
-	l->n++;
-	return 0;
-}
-
-static void clist_free(clist *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->e[i].key);
-	free(l->e);
-	memset(l, 0, sizeof(*l));
-}
-
-/* Parses text into l. 0, or -1 (git could not read it, or out of memory: l->oom). */
-static int parse_into(const char *text, size_t len, clist *l)
-{
-	char err[256];
-	int rc = zsp_gitcfg_parse(text, len, collect, l, err, sizeof(err));
-	return rc == ZSP_OK && !l->oom ? 0 : -1;
-}
-
-/* Marks in n what old (the config at launch) does not account for: an unsafe variable is kept
- * only where old has the same one (section, subsection, name and value), one for one. Returns
- * the number of variables refused. */
-static size_t judge(clist *n, clist *old)
-{
-	size_t refused = 0;
-	for (size_t i = 0; i < old->n; i++)
-		old->e[i].used = false;
-	for (size_t i = 0; i < n->n; i++) {
-		centry *c = &n->e[i];
-		c->used = true;    /* kept */
-		if (c->safe)
-			continue;
-		bool found = false;
-		for (size_t k = 0; k < old->n && !found; k++)
-			if (!old->e[k].used && strcmp(old->e[k].key, c->key) == 0)
-				old->e[k].used = found = true;
-		if (!found) {
-			c->used = false;
-			refused++;
-		}
-	}
-	return refused;
-}
-
-/* The line holding the variable that starts on line `line` ends where its value ends: a
- * backslash before the newline (outside a comment) continues it. Returns the offset just past
- * its last newline (or len). */
-static size_t value_end(const char *t, size_t len, size_t off)
-{
-	bool quote = false, comment = false;
-	for (size_t i = off; i < len; i++) {
-		char c = t[i];
-		if (c == '\n')
-			return i + 1;
-		if (comment)
-			continue;
-		if (c == '"')
-			quote = !quote;
-		else if (!quote && (c == ';' || c == '#'))
-			comment = true;
-		else if (c == '\\' && i + 1 < len)
-			i++;   /* an escape, or a continuation: the newline after it does not end it */
-	}
-	return len;
-}
-
-static size_t line_offset(const char *t, size_t len, unsigned line)
-{
-	size_t off = 0;
-	for (unsigned l = 1; l < line && off < len; off++)
-		if (t[off] == '\n')
-			l++;
-	return off;
-}
-
-/* text without the variables of n that were refused. malloc'd, *olen bytes; NULL when out of
- * memory. */
-static char *without_refused(const char *t, size_t len, const clist *n, size_t *olen)
-{
-	char *out = malloc(len + 1);
-	if (!out)
-		return NULL;
-	size_t o = 0, at = 0;
-	for (size_t i = 0; i < n->n; i++) {
-		if (n->e[i].used)
-			continue;
-		size_t start = line_offset(t, len, n->e[i].line);
-		if (start < at)
-			continue;  /* on a line already taken out */
-		memcpy(out + o, t + at, start - at);
-		o += start - at;
-		at = value_end(t, len, start);
-	}
-	memcpy(out + o, t + at, len - at);
-	o += len - at;
-	out[o] = 0;
-	*olen = o;
-	return out;
+	refused_ctx *r = ctx;
+	char line[512];
+	snprintf(line, sizeof(line), "%s: %s%s", key, why, applied ? " (the sandbox's other changes are applied)" : "");
+	report(r->g, r->gitdir, r->name, line);
 }
 
 /* Applies the sandbox's config (ldfd/name) to the host's (gdfd/name): the changes to safe
@@ -578,98 +450,57 @@ static char *without_refused(const char *t, size_t len, const clist *n, size_t *
 static void apply_config(zsp_gitlayer *g, const layer *ly, const lfile *f, int ldfd, int gdfd, const char *name)
 {
 	const char *gitdir = ly->pl->gitdir;
-	size_t nlen = 0;
-	char *ntext = read_all(ldfd, name, &nlen);
+	size_t nlen = 0, rlen = 0;
+	char *ntext = read_all(ldfd, name, &nlen), *rtext = NULL;
+	char err[256];
 	if (!ntext) {
-		struct stat st;
-		if (fstatat(ldfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
-			report(g, gitdir, name, "the sandbox removed it: the host's is kept");
-		else
-			report(g, gitdir, name, "the sandbox's is not a regular file git can read (a link, or too large)");
+		report(g, gitdir, name, "the sandbox's is not a regular file git can read (a link, or too large)");
 		return;
 	}
 	if (f && f->text && f->len == nlen && memcmp(f->text, ntext, nlen) == 0) {
 		free(ntext);
 		return;
 	}
-	clist n = { 0 }, old = { 0 };
-	char *rtext = NULL;
-	size_t rlen = 0;
-	if (f && f->text && parse_into(f->text, f->len, &old) != 0 && old.oom)
-		goto oom;
-	if (parse_into(ntext, nlen, &n) != 0) {
-		if (n.oom)
-			goto oom;
-		report(g, gitdir, name, "the sandbox left a config git cannot read: the host's is kept");
-		goto done;
-	}
-	size_t refused = judge(&n, &old);
-	if (refused == 0) {
-		rtext = ntext;
-		rlen = nlen;
-		ntext = NULL;
-	} else {
-		for (size_t i = 0; i < n.n; i++)
-			if (!n.e[i].used) {
-				char line[512];
-				snprintf(line, sizeof(line), "%s: %s (the sandbox's other changes are applied)",
-					 n.e[i].shown, n.e[i].why ? n.e[i].why : "not on the list of safe keys");
-				report(g, gitdir, name, line);
-			}
-		if (!(rtext = without_refused(ntext, nlen, &n, &rlen)))
-			goto oom;
-		/* what is left must hold on its own: taking out a line must not have given another
-		 * variable a different section (a header on the line taken out) */
-		clist r = { 0 };
-		int prc = parse_into(rtext, rlen, &r);
-		size_t again = prc == 0 ? judge(&r, &old) : 1;
-		bool oom = r.oom;
-		clist_free(&r);
-		if (oom)
-			goto oom;
-		if (again) {
-			report(g, gitdir, name, "what is left after taking those out is not safe either: none of "
-						"the sandbox's changes are applied");
-			goto done;
-		}
-	}
-	if (host_changed(gdfd, name, f)) {
-		report(g, gitdir, name, "the host's changed during the run as well: it is kept, and the "
-					"sandbox's changes are not applied");
-		goto done;
-	}
-	char tmp[NAME_MAX + 1];
-	snprintf(tmp, sizeof(tmp), ".%s.zsp-%ld", name, (long)getpid());
-	unlinkat(gdfd, tmp, 0);
-	mode_t mode = f ? f->host.st_mode & 0777 : 0644;
-	int fd = openat(gdfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && fchmod(fd, mode) == 0 && write(fd, rtext, rlen) == (ssize_t)rlen;
-	if (fd >= 0 && close(fd) != 0)
-		ok = false;
-	if (ok && renameat(gdfd, tmp, gdfd, name) == 0) {
-		char path[PATH_MAX + NAME_MAX + 2];
-		snprintf(path, sizeof(path), "%s/%s", gitdir, name);
-		char **nw = realloc(g->written, (g->nwritten + 1) * sizeof(char *));
-		if (nw) {
-			g->written = nw;
-			if ((nw[g->nwritten] = strdup(path)))
-				g->nwritten++;
-		}
-	} else {
-		int e = errno;
-		unlinkat(gdfd, tmp, 0);
-		report(g, gitdir, name, strerror(e));
+	refused_ctx rc = { g, gitdir, name };
+	int st = zsp_gitcfg_vet(f ? f->text : NULL, f && f->text ? f->len : 0, ntext, nlen, refused, &rc,
+				&rtext, &rlen, err, sizeof(err));
+	if (st == ZSP_EINTERNAL) {
+		report(g, gitdir, name, "out of memory: the host's is kept");
 		g->failed++;
 		g->keep = true;
+	} else if (st != ZSP_OK) {
+		char line[512];
+		snprintf(line, sizeof(line), "%s: none of the sandbox's changes are applied", err);
+		report(g, gitdir, name, line);
+	} else if (host_changed(gdfd, name, f)) {
+		report(g, gitdir, name, "the host's changed during the run as well: it is kept, and the "
+					"sandbox's changes are not applied");
+	} else {
+		char tmp[NAME_MAX + 1];
+		snprintf(tmp, sizeof(tmp), ".%s.zsp-%ld", name, (long)getpid());
+		unlinkat(gdfd, tmp, 0);
+		mode_t mode = f ? f->host.st_mode & 0777 : 0644;
+		int fd = openat(gdfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		bool ok = fd >= 0 && fchmod(fd, mode) == 0 && write(fd, rtext, rlen) == (ssize_t)rlen;
+		if (fd >= 0 && close(fd) != 0)
+			ok = false;
+		if (ok && renameat(gdfd, tmp, gdfd, name) == 0) {
+			char path[PATH_MAX + NAME_MAX + 2];
+			snprintf(path, sizeof(path), "%s/%s", gitdir, name);
+			char **nw = realloc(g->written, (g->nwritten + 1) * sizeof(char *));
+			if (nw) {
+				g->written = nw;
+				if ((nw[g->nwritten] = strdup(path)))
+					g->nwritten++;
+			}
+		} else {
+			int e = errno;
+			unlinkat(gdfd, tmp, 0);
+			report(g, gitdir, name, strerror(e));
+			g->failed++;
+			g->keep = true;
+		}
 	}
-	goto done;
-oom:
-	report(g, gitdir, name, "out of memory: the host's is kept");
-	g->failed++;
-	g->keep = true;
-done:
-	clist_free(&n);
-	clist_free(&old);
 	free(ntext);
 	free(rtext);
 }

@@ -208,11 +208,16 @@ for who in $(identities); do
 	rm -f "$ws/cfg"
 	ln -s "$ws/.git/config" "$ws/cfg-link"
 	own "$ws/cfg-link"
-	attack "write .git/config through a host symlink" denied "$run" -- "$P" write "$ws/cfg-link"
-	attack "append to .git/config through a host symlink" denied "$run" -- sh -c \
+	# the sandbox's .git/config is its layer's copy (doc/host-later.md): writes reach the copy,
+	# and after the run the host's gets only what cannot run a program
+	attack "write .git/config through a host symlink (the layer's copy)" allowed "$run" -- "$P" write "$ws/cfg-link"
+	host "write through a link to .git/config: not applied" "$(cat "$ws/.git/config")" = "[core]"
+	attack "append to .git/config through a host symlink (the layer's copy)" allowed "$run" -- sh -c \
 		'echo "[core] hooksPath = /tmp" >> "$1" && echo allowed || { echo "denied: (sh could not append)"; exit 1; }' \
 		sh "$ws/cfg-link"
-	host "write through links to .git/config" "$(cat "$ws/.git/config")" = "[core]"
+	host "append through a link to .git/config: the key taken out" "$(cat "$ws/.git/config")" = "[core]"
+	grep -q "not applied to the host: .*config: core.hookspath" "$tmp/err" && ok ||
+		bad "no report of the refused core.hooksPath: $(cat "$tmp/err")"
 
 	# ---- 5. .. paths ----
 	attack "write ws/../outside" denied "$run" -- "$P" write "$ws/../outside"
@@ -229,8 +234,9 @@ for who in $(identities); do
 
 	# ---- 7. repository metadata ----
 	attack "create .git/hooks/pre-commit" denied "$run" -- "$P" write "$ws/.git/hooks/pre-commit"
-	attack "write .git/config" denied "$run" -- "$P" write "$ws/.git/config"
-	attack "unlink .git/config" denied "$run" -- "$P" unlink "$ws/.git/config"
+	attack "write .git/config (the layer's copy)" allowed "$run" -- "$P" write "$ws/.git/config"
+	host "write .git/config: not applied" "$(cat "$ws/.git/config")" = "[core]"
+	attack "unlink .git/config (the layer's copy)" allowed "$run" -- "$P" unlink "$ws/.git/config"
 	attack "rename .git/config away" denied "$run" -- "$P" rename "$ws/.git/config" "$ws/config.old"
 	host "unlink or rename .git/config" "$(cat "$ws/.git/config")" = "[core]"
 
@@ -281,7 +287,8 @@ for who in $(identities); do
 	wtrun write "$repo/.git/hooks/pre-commit"
 	judge "worktree: write the repository's hooks/pre-commit" denied
 	wtrun write "$repo/.git/config"
-	judge "worktree: write the repository's config" denied
+	judge "worktree: write the repository's config (in TMPDIR: its layer's copy)" allowed
+	host "worktree: the repository's config not applied" "$(cat "$repo/.git/config")" = "[core]
 	wtrun write "$wt/.git"
 	judge "worktree: rewrite the .git pointer" denied
 	(cd "$wt" && as "$who" "$run" -- "$P" write "$wt/src/lib.rs") </dev/null >"$tmp/out" 2>"$tmp/err"

@@ -572,7 +572,7 @@ cases_git() {
 	plant='printf "[core] fsmonitor = %s\n\tautocrlf = false\n[user]\n\tname = x\n" "$EVIL" >>.git/config'
 	case_
 	title="13e the value continued over two lines"
-	plant='printf "[core]\n\tfsmonitor = sh -c %s\\\n %s\n" "'"'touch"'" "$M'"'"'" >>.git/config'
+	plant='printf "[core]\n\tfsmonitor = touch \\\\\n%s\n" "$M" >>.git/config'
 	case_
 	title="13f include.path to a planted config"
 	plant='fsmon "$TD/inc" && git config include.path "$TD/inc"'

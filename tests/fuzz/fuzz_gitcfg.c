@@ -2,7 +2,9 @@
  * sandboxed command may have written. Each input is parsed; every entry must be well formed
  * (lower-case section and name of key characters, no NUL past what was read), get a verdict with
  * a reason, and a key that can reach a terminal; the entries written back as canonical git
- * config text must parse to the same entries; a callback that stops must stop the parse. */
+ * config text must parse to the same entries; a callback that stops must stop the parse. The
+ * input vetted as a sandbox's config (zsp_gitcfg_vet) keeps no unsafe variable the config it
+ * had did not have. */
 #include "config.h"
 
 #include <stdint.h>
@@ -154,6 +156,84 @@ static int parse(const char *data, size_t size, run *r, char *err, size_t errlen
 	return st;
 }
 
+typedef struct unsafe_list {
+	char **key;
+	size_t n;
+	bool *used;
+} unsafe_list;
+
+/* section, subsection, name and value of e as one string (subsection and value marked). */
+static char *entry_key(const zsp_gitcfg_entry *e)
+{
+	char *k;
+	if (asprintf(&k, "%s\1%s%s\1%s\1%s%s", e->section, e->subsection ? "s" : "n",
+		     e->subsection ? e->subsection : "", e->name, e->value ? "v" : "b",
+		     e->value ? e->value : "") < 0)
+		abort();
+	return k;
+}
+
+static int collect_unsafe(void *ctx, const zsp_gitcfg_entry *e)
+{
+	unsafe_list *l = ctx;
+	if (zsp_gitcfg_safe(e, NULL))
+		return 0;
+	if (!(l->key = realloc(l->key, (l->n + 1) * sizeof(char *))))
+		abort();
+	l->key[l->n++] = entry_key(e);
+	return 0;
+}
+
+static void unsafe_free(unsafe_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->key[i]);
+	free(l->key);
+	free(l->used);
+}
+
+static void vet_check(const char *old, size_t oldlen, const char *text, size_t len)
+{
+	char err[256], *out = NULL, *again = NULL;
+	size_t outlen = 0, againlen = 0;
+	int st = zsp_gitcfg_vet(old, oldlen, text, len, NULL, NULL, &out, &outlen, err, sizeof(err));
+	if (st == ZSP_EINTERNAL)
+		return;
+	if (st != ZSP_OK) {
+		if (out || !err[0])
+			abort();
+		return;
+	}
+	if (!out || strlen(out) != outlen)
+		abort();
+	/* every unsafe variable of out is one of old's, one for one */
+	unsafe_list ou = { 0 }, ol = { 0 };
+	if (zsp_gitcfg_parse(out, outlen, collect_unsafe, &ou, err, sizeof(err)) != ZSP_OK)
+		abort();
+	if (old && zsp_gitcfg_parse(old, oldlen, collect_unsafe, &ol, err, sizeof(err)) != ZSP_OK) {
+		unsafe_free(&ol);
+		ol = (unsafe_list){ 0 };
+	}
+	if (!(ol.used = calloc(ol.n + 1, sizeof(bool))))
+		abort();
+	for (size_t i = 0; i < ou.n; i++) {
+		bool found = false;
+		for (size_t k = 0; k < ol.n && !found; k++)
+			if (!ol.used[k] && strcmp(ol.key[k], ou.key[i]) == 0)
+				ol.used[k] = found = true;
+		if (!found)
+			abort();
+	}
+	unsafe_free(&ou);
+	unsafe_free(&ol);
+	/* vetted text vets to itself */
+	if (zsp_gitcfg_vet(old, oldlen, out, outlen, NULL, NULL, &again, &againlen, err, sizeof(err)) == ZSP_OK &&
+	    (againlen != outlen || memcmp(again, out, outlen) != 0))
+		abort();
+	free(again);
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[200];
@@ -176,5 +256,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run_free(&c);
 	}
 	run_free(&a);
+	/* vetting: the input as the sandbox's config, with its first half (and with nothing) as the
+	 * config it had; a vetted text holds no unsafe variable that the old one does not vouch for
+	 * (vet_holds) and vets to itself */
+	vet_check(NULL, 0, (const char *)data, size);
+	vet_check((const char *)data, size / 2, (const char *)data, size);
 	return 0;
 }
