@@ -566,6 +566,16 @@ static void apply_name(zsp_gitlayer *g, const layer *ly, int ldfd, int gdfd, con
 	if (!f && nl > 5 && strcmp(name + nl - 5, ".lock") == 0)
 		return;
 	if (host_changed(gdfd, name, f)) {
+		/* the index is git's cache of the staging area, which any host git status rewrites
+		 * (an editor runs one every few seconds): the sandbox's matches the commits it made,
+		 * so it is the later writer that wins, as with two gits in one repository */
+		if (strcmp(name, "index") == 0 && present) {
+			report(g, gitdir, name, "the host's changed during the run as well: the sandbox's "
+						"replaces it (what the host staged meanwhile is to stage again)");
+			if (put_file(ldfd, name, gdfd) != 0)
+				apply_failed(g, ly, name);
+			return;
+		}
 		report(g, gitdir, name, f ? "the host's changed during the run as well: it is kept"
 					  : "the host made one too during the run: it is kept");
 		return;

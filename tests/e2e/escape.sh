@@ -288,7 +288,7 @@ for who in $(identities); do
 	judge "worktree: write the repository's hooks/pre-commit" denied
 	wtrun write "$repo/.git/config"
 	judge "worktree: write the repository's config (in TMPDIR: its layer's copy)" allowed
-	host "worktree: the repository's config not applied" "$(cat "$repo/.git/config")" = "[core]
+	host "worktree: the repository's config not applied" "$(cat "$repo/.git/config")" = "[core]"
 	wtrun write "$wt/.git"
 	judge "worktree: rewrite the .git pointer" denied
 	(cd "$wt" && as "$who" "$run" -- "$P" write "$wt/src/lib.rs") </dev/null >"$tmp/out" 2>"$tmp/err"

@@ -86,6 +86,28 @@ for who in $(identities); do
 	check "the safe change beside it is applied" '[ "$(host git -C "$r" config user.name)" = Other ]'
 	check "stderr names the key and the protection" 'grep -q "not applied to the host: .*config: core.fsmonitor" "$tmp/err"'
 
+	# the host's git during the run: its config change is kept (the sandbox's is said, not
+	# applied); for the index the sandbox's, the later writer, wins and that is said
+	rm -f "$world/go" "$r/started"
+	(cd "$r" && as "$who" $Z -- sh -c 'git config user.name InSandbox && echo x >x && git add x &&
+		touch started && i=0 && while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done' sh "$world/go") \
+		>"$tmp/out" 2>"$tmp/err" </dev/null &
+	bgp=$!
+	i=0
+	while [ ! -e "$r/started" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	echo y >"$r/y" && own "$r/y"
+	host git -C "$r" config user.email host@example.com && host git -C "$r" add y
+	touch "$world/go"
+	wait $bgp
+	rc=$? what="the host's git during the run"
+	expect 0
+	check "the host's config change is kept" '[ "$(host git -C "$r" config user.email)" = host@example.com ]'
+	check "the sandbox's config change is not applied over it" '[ "$(host git -C "$r" config user.name)" != InSandbox ]'
+	check "and that is said" 'grep -q "not applied to the host: .*config: the host.s changed during the run" "$tmp/err"'
+	check "the sandbox's index wins" '[ "$(host git -C "$r" diff --cached --name-only)" = x ]'
+	check "and that is said" 'grep -q "index: the host.s changed during the run as well: the sandbox.s replaces it" "$tmp/err"'
+	(cd "$r" && host git reset -q && rm -f x y started)
+
 	# links in git's directory: the host's git would write through them
 	job "links planted in .git" "$r" $Z -- sh -c 'rm .git/ORIG_HEAD 2>/dev/null; ln -s ../../victim .git/ORIG_HEAD &&
 		mkdir .git/rebase-merge && ln -s ../../victim .git/rebase-merge/head-name && echo x >.git/rebase-merge/done'

@@ -575,6 +575,78 @@ static int teardown_dir(void)
 	return rmdir(dir) != 0;
 }
 
+/* zsp_gitcfg_vet: what of the sandbox's config reaches the host. */
+static size_t nrefused;
+static void count_refused(void *ctx, const char *key, const char *why, bool applied)
+{
+	(void)ctx;
+	(void)why;
+	(void)applied;
+	CU_ASSERT_PTR_NOT_NULL(key);
+	nrefused++;
+}
+
+/* vet(old, new): the text out, or NULL when nothing may be applied */
+static char *vet(const char *old, const char *text)
+{
+	char *out = NULL, err[256] = "";
+	size_t len = 0;
+	nrefused = 0;
+	int rc = zsp_gitcfg_vet(old, old ? strlen(old) : 0, text, strlen(text), count_refused, NULL, &out, &len,
+				err, sizeof(err));
+	CU_ASSERT(rc == ZSP_OK || rc == ZSP_EPOLICY);
+	CU_ASSERT((rc == ZSP_OK) == (out != NULL));
+	if (rc != ZSP_OK)
+		CU_ASSERT(err[0] != 0);
+	return out;
+}
+
+#define VET(old, text, want, refused)                                          \
+	do {                                                                   \
+		char *o_ = vet(old, text);                                     \
+		if (want) {                                                    \
+			CU_ASSERT_PTR_NOT_NULL_FATAL(o_);                      \
+			CU_ASSERT_STRING_EQUAL(o_, (const char *)(want));      \
+		} else {                                                       \
+			CU_ASSERT_PTR_NULL(o_);                                \
+		}                                                              \
+		CU_ASSERT_EQUAL(nrefused, (size_t)(refused));                  \
+		free(o_);                                                      \
+	} while (0)
+
+static void test_vet(void)
+{
+	const char *base = "[core]\n\tbare = false\n";
+	/* safe changes pass whole */
+	VET(base, "[core]\n\tbare = false\n[remote \"o\"]\n\turl = https://x/r.git\n",
+	    "[core]\n\tbare = false\n[remote \"o\"]\n\turl = https://x/r.git\n", 0);
+	/* an unsafe key is taken out with its line; the rest stays */
+	VET(base, "[core]\n\tbare = false\n\tfsmonitor = touch /m\n[user]\n\tname = x\n",
+	    "[core]\n\tbare = false\n[user]\n\tname = x\n", 1);
+	/* ... with every line its value runs over */
+	VET(base, "[core]\n\tfsmonitor = touch \\\n/m\n\tautocrlf = true\n", "[core]\n\tautocrlf = true\n", 1);
+	/* a backslash in a comment does not continue the line */
+	VET(base, "[core]\n\tfsmonitor = x ; \\\n\tautocrlf = true\n", "[core]\n\tautocrlf = true\n", 1);
+	/* the owner's own unsafe key stays, one for one: a second copy is refused */
+	VET("[core]\n\teditor = vim\n", "[core]\n\teditor = vim\n\tpager = less\n", "[core]\n\teditor = vim\n", 1);
+	VET("[core]\n\teditor = vim\n", "[core]\n\teditor = vim\n[core]\n\teditor = vim\n", "[core]\n\teditor = vim\n[core]\n", 1);
+	/* the same key with another value is the sandbox's */
+	VET("[core]\n\teditor = vim\n", "[core]\n\teditor = vim -c '!x'\n", "[core]\n", 1);
+	/* removing a key is fine */
+	VET("[core]\n\teditor = vim\n\tbare = false\n", "[core]\n\tbare = false\n", "[core]\n\tbare = false\n", 0);
+	/* a key on a header's line: taking the line out gives the keys after it the section above;
+	 * applied when they are safe there too ... */
+	VET("[remote \"o\"]\n\turl = https://x\n", "[remote \"o\"]\n\turl = https://x\n[remote \"p\"] uploadpack = x\n\turl = https://y\n",
+	    "[remote \"o\"]\n\turl = https://x\n\turl = https://y\n", 1);
+	/* ... and when one would not be (user.bare is not on the list), nothing is applied */
+	VET("[user]\n\tname = a\n", "[user]\n\tname = a\n[core] fsmonitor = x\n\tbare = false\n", NULL, 1);
+	/* include.path is refused; a config zsp cannot read certainly is refused whole */
+	VET(base, "[include]\n\tpath = /tmp/x\n", "[include]\n", 1);
+	VET(base, "fsmonitor = x\n", NULL, 0);
+	/* no old config: every unsafe key is the sandbox's */
+	VET(NULL, "[core]\n\tfsmonitor = x\n", "[core]\n", 1);
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -589,6 +661,7 @@ int main(void)
 	CU_add_test(v, "allow-list and unsafe classes", test_safe);
 	CU_add_test(v, "the URL rule", test_urls);
 	CU_add_test(v, "keys for messages", test_key);
+	CU_add_test(v, "vetting a changed config", test_vet);
 	CU_pSuite f = CU_add_suite("gitcfg files", setup_dir, teardown_dir);
 	CU_add_test(f, "config files: symlink, FIFO, size", test_read_file);
 	CU_add_test(f, "pointer files", test_pointer);
