@@ -23,7 +23,15 @@
 #include "runtime/verify.h"
 
 extern char **environ;
-extern const char zsp_default_policy[];
+extern const char zsp_default_policy[], zsp_default_credentials[];
+
+/* The built-in policy (examples/workspace.zsp) and the files it includes, compiled in: it is
+ * complete without an installation, and nothing on disk can stand in for its credentials list
+ * (compiler/load.c looks the includes of a built-in file up here only). */
+static const zsp_builtin_file builtin_files[] = {
+	{ "workspace.zsp", zsp_default_policy },
+	{ "credentials.zsp", zsp_default_credentials },
+};
 
 /* zsp-run -c: the command did not run because of the decision. Distinct from 125 (the sandbox
  * could not be set up), 126/127 (the shell's) and 124 (timeout's). */
@@ -85,9 +93,9 @@ static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, c
 	zsp_cli_builtins(&o->builtins, NULL);
 	zsp_cli_home_warning(&o->cc, &o->builtins);
 	*c = zsp_cli_compiler(&o->cc, preset, &o->builtins);
+	zsp_compiler_set_builtins(*c, builtin_files, sizeof(builtin_files) / sizeof(builtin_files[0]));
 	int rc = o->file ? zsp_compile_file(*c, o->file, set)
-			 : zsp_compile_buffer(*c, "<built-in workspace.zsp>", zsp_default_policy,
-					      strlen(zsp_default_policy), set);
+			 : zsp_compile_builtin(*c, "workspace.zsp", set);
 	if (rc != ZSP_OK)
 		return rc;
 	*p = zsp_cli_pick_policy(zsp_policy_set_ir(*set), o->policy);
