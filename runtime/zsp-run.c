@@ -90,7 +90,7 @@ static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, c
 	/* a rule Linux cannot enforce as written is said at every run (whoever runs the command
 	 * relies on it); a WORKSPACE inside TMPDIR makes a rule shadowed: true, but not news */
 	static const char *const preset[] = { "no-shadowed", NULL };
-	zsp_cli_builtins(&o->builtins, NULL);
+	zsp_cli_builtins(&o->builtins, &o->cc, NULL);
 	zsp_cli_home_warning(&o->cc, &o->builtins);
 	*c = zsp_cli_compiler(&o->cc, preset, &o->builtins);
 	zsp_compiler_set_builtins(*c, builtin_files, sizeof(builtin_files) / sizeof(builtin_files[0]));
