@@ -45,8 +45,9 @@ static const char usage_text[] =
 	"       zsp-run --verify [OPTIONS] FILE.zsp\n"
 	"\n"
 	"  -p FILE.zsp        the policy (default: the built-in one, examples/workspace.zsp)\n"
-	"  --policy NAME      the policy to use when FILE defines several\n"
-	"  -D NAME=VALUE      give parameter NAME a value (WORKSPACE defaults to the current\n"
+	"  --policy NAME      the policy to use when FILE defines several (its includes' aside)\n"
+	"  -D NAME=VALUE      give parameter NAME a value (WORKSPACE defaults to the top of\n"
+	"                     the git work tree holding the current directory, else that\n"
 	"                     directory; HOME, what ~ means, to your home in the password\n"
 	"                     database, not $HOME; TMPDIR (else /tmp), UID and USER to yours)\n"
 	"  -I DIR             search DIR for included files\n"
@@ -414,8 +415,8 @@ static bool deliberate(const struct run_opts *o, const char *written)
 }
 
 /* A writable root that a parameter made `/`, the home or a system directory without anyone
- * naming it (WORKSPACE defaulting to the current directory in ~, TMPDIR=/etc) is refused: the
- * sandbox could then write the user's dotfiles, zsp's grants or the system. Reported on d. */
+ * naming it (WORKSPACE defaulting to ~ for a command started there, TMPDIR=/etc) is refused:
+ * the sandbox could then write the user's dotfiles, zsp's grants or the system. Reported on d. */
 static void check_roots(const struct run_opts *o, const zsp_ir_policy *p, zsp_diag *d)
 {
 	const char *home = zsp_cli_param(&o->cc, &o->builtins, "HOME");
