@@ -53,8 +53,10 @@ static enum git_entry git_entry(int dirfd, uid_t uid)
 		return errno == ENOENT || errno == ENOTDIR ? GIT_NONE : GIT_REFUSED;
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return GIT_REFUSED;   /* a link, a FIFO: not a .git zsp vouches for */
-	int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-	int fd = openat(dirfd, ".git", S_ISDIR(st.st_mode) ? flags | O_DIRECTORY : flags);
+	/* a directory is only looked into: O_PATH needs no read permission on it */
+	int fd = S_ISDIR(st.st_mode)
+		 ? openat(dirfd, ".git", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		 : openat(dirfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return GIT_REFUSED;
 	bool ok = fstat(fd, &st) == 0 && st.st_uid == uid &&
@@ -82,7 +84,7 @@ void zsp_workspace_default(const char *cwd, uid_t uid, const char *const *stops,
 	for (bool first = true;; first = false) {
 		if (strcmp(dir, "/") == 0 || is_stop(dir, stops, nstops))
 			return;
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0)
 			return;
