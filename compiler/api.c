@@ -2,6 +2,7 @@
  * Internal failures are filtered to the closed set of enum zsp_status here. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,7 +160,7 @@ unsigned zsp_compiler_warnings(const zsp_compiler *c)
 }
 
 static int compile(zsp_compiler *c, const char *name, const char *text, size_t len,
-		   zsp_policy_set **out)
+		   bool builtin, zsp_policy_set **out)
 {
 	*out = NULL;
 	zsp_diag_init(&c->diag, c->sink, c->sink_ctx);
@@ -174,7 +175,7 @@ static int compile(zsp_compiler *c, const char *name, const char *text, size_t l
 	}
 	set->arena = a;
 	zsp_cc cc = { .c = c, .a = a, .diag = &c->diag };
-	int rc = zsp_load(&cc, name, text, len);
+	int rc = zsp_load(&cc, name, text, len, builtin);
 	if (rc == ZSP_OK && c->diag.errors == 0)
 		rc = zsp_lower(&cc, &set->ir);
 	else if (rc == ZSP_OK)
@@ -199,13 +200,49 @@ static int compile(zsp_compiler *c, const char *name, const char *text, size_t l
 
 int zsp_compile_file(zsp_compiler *c, const char *path, zsp_policy_set **out)
 {
-	return compile(c, path, NULL, 0, out);
+	return compile(c, path, NULL, 0, false, out);
 }
 
 int zsp_compile_buffer(zsp_compiler *c, const char *name, const char *text, size_t len,
 		       zsp_policy_set **out)
 {
-	return compile(c, name, text ? text : "", len, out);
+	return compile(c, name, text ? text : "", len, false, out);
+}
+
+void zsp_compiler_set_builtins(zsp_compiler *c, const zsp_builtin_file *files, size_t n)
+{
+	c->builtins = files;
+	c->nbuiltins = n;
+}
+
+const zsp_builtin_file *zsp_compiler_builtin(const zsp_compiler *c, const char *name)
+{
+	for (size_t i = 0; i < c->nbuiltins; i++)
+		if (strcmp(c->builtins[i].name, name) == 0)
+			return &c->builtins[i];
+	return NULL;
+}
+
+int zsp_compile_builtin(zsp_compiler *c, const char *name, zsp_policy_set **out)
+{
+	*out = NULL;
+	const zsp_builtin_file *f = zsp_compiler_builtin(c, name);
+	size_t n = strlen(name) + sizeof("<built-in >");
+	char *shown = malloc(n);
+	if (!shown)
+		return ZSP_EINTERNAL;
+	snprintf(shown, n, "<built-in %s>", name);
+	int rc;
+	if (f) {
+		rc = compile(c, shown, f->text, strlen(f->text), true, out);
+	} else {
+		zsp_diag_init(&c->diag, c->sink, c->sink_ctx);
+		zsp_diag_error_noloc(&c->diag, "no built-in file `%s`", name);
+		c->no_summary = true;
+		rc = ZSP_ENOINPUT;
+	}
+	free(shown);
+	return rc;
 }
 
 void zsp_policy_set_free(zsp_policy_set *set)

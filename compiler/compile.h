@@ -16,7 +16,14 @@ struct zsp_define {
 	bool used;
 };
 
+/* A policy file compiled into the program: zsp-run's default policy and what it includes. */
+typedef struct zsp_builtin_file {
+	const char *name, *text;
+} zsp_builtin_file;
+
 struct zsp_compiler {
+	const zsp_builtin_file *builtins;
+	size_t nbuiltins;
 	char **include_dirs;
 	size_t ninclude;
 	struct zsp_define *defines;
@@ -59,8 +66,9 @@ typedef struct zsp_cc {
 	((arr) = zsp_arena_grow((cc)->a, (arr), (n), &(cap), sizeof(*(arr))),            \
 	 (arr) ? &(arr)[(n)++] : ((cc)->oom = true, (void *)0))
 
-/* load.c: reads the root file and its includes into cc->files. */
-int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len);
+/* load.c: reads the root file and its includes into cc->files. A built-in root (text compiled
+ * into the program) includes built-in files only. */
+int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len, bool builtin);
 
 /* lower.c: checks every policy and test and builds the IR. */
 int zsp_lower(zsp_cc *cc, zsp_ir *ir);
@@ -71,6 +79,17 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 /* A location inside a string literal: byte off..off+len of its value, or the whole literal
  * when the literal used escapes (offsets no longer map). */
 zsp_loc zsp_str_loc(const zsp_ast_str *s, size_t off, size_t len);
+
+/* api.c: the built-in files (static storage, never copied). A file compiled with
+ * zsp_compile_builtin, and every file it includes, is looked up among them by name and never on
+ * disk: neither the current directory, -I nor the data directory can stand in for one of them
+ * (zsp-run's default policy includes examples/credentials.zsp, and must get that list). */
+void zsp_compiler_set_builtins(zsp_compiler *c, const zsp_builtin_file *files, size_t n);
+/* Compiles the built-in file name (diagnostics call it `<built-in NAME>`); ZSP_ENOINPUT, said
+ * on the sink, when there is none of that name. */
+int zsp_compile_builtin(zsp_compiler *c, const char *name, zsp_policy_set **out);
+/* The built-in file name, or NULL. */
+const zsp_builtin_file *zsp_compiler_builtin(const zsp_compiler *c, const char *name);
 
 /* api.c: the IR inside a compiled set, for in-tree programs (zspc). */
 const zsp_ir *zsp_policy_set_ir(const zsp_policy_set *set);

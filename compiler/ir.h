@@ -168,9 +168,10 @@ const char *zsp_access_name(zsp_access a);
 const char *zsp_limit_name(zsp_limit_kind k);
 const char *zsp_net_mode_name(int mode);
 const zsp_ir_policy *zsp_ir_find_policy(const zsp_ir *ir, const char *name);
-/* The policy a caller means: the one named name, or (name NULL) the set's only one; NULL when
- * there is no such policy or the set has several (or none). The one rule zspc, zsp-run and the
- * session follow; runtime/cli.c says why to a person. */
+/* The policy a caller means: the one named name, or (name NULL) the set's only one, else the
+ * only one the file named on the command line defines itself (not an included file's: a base
+ * it extends); NULL when there is no such policy or there are several (or none). The one rule
+ * zspc, zsp-run and the session follow; runtime/cli.c says why to a person. */
 const zsp_ir_policy *zsp_ir_pick_policy(const zsp_ir *ir, const char *name);
 
 #endif

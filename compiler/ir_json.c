@@ -340,5 +340,17 @@ const zsp_ir_policy *zsp_ir_pick_policy(const zsp_ir *ir, const char *name)
 {
 	if (name)
 		return zsp_ir_find_policy(ir, name);
-	return ir->npolicies == 1 ? &ir->policies[0] : NULL;
+	if (ir->npolicies == 1)
+		return &ir->policies[0];
+	/* a file that includes the bases it extends (examples/credentials.zsp) means its own */
+	const zsp_ir_policy *own = NULL;
+	for (size_t i = 0; i < ir->npolicies; i++) {
+		const zsp_source *src = ir->policies[i].loc.src;
+		if (src && src->included_from.src)
+			continue;
+		if (own)
+			return NULL;
+		own = &ir->policies[i];
+	}
+	return own;
 }

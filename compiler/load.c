@@ -1,5 +1,6 @@
 /* load.c: reads the root policy file and, depth first, every file it includes.
- * Include lookup: the including file's directory, then -I dirs, then the data dir; each file once. */
+ * Include lookup: the including file's directory, then -I dirs, then the data dir; each file once.
+ * A built-in file (compiled into the program) includes built-in files only, by name. */
 #include "config.h"
 
 #include <errno.h>
@@ -115,7 +116,47 @@ static const char *resolve_include(zsp_cc *cc, const zsp_source *src, const char
 }
 
 static int load_text(struct loader *ld, const char *path, const char *key, const char *text,
-		     size_t len, zsp_loc from);
+		     size_t len, zsp_loc from, bool builtin);
+
+static bool seen(const struct loader *ld, const char *key)
+{
+	for (size_t i = 0; i < ld->nseen; i++)
+		if (strcmp(ld->seen[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* An include in a built-in file names a built-in file: compiled into the program with it, so
+ * that nothing on disk (the current directory, -I, the data directory) can replace it. */
+static int load_builtin_include(struct loader *ld, zsp_ast_include *inc)
+{
+	zsp_cc *cc = ld->cc;
+	const char *name = inc->name->s;
+	const zsp_builtin_file *f = zsp_compiler_builtin(cc->c, name);
+	if (!f) {
+		zsp_diag_error(cc->diag, inc->name->loc, "cannot find included file `%s`", name);
+		zsp_diag_hint(cc->diag, "a built-in policy includes built-in files only, and none is "
+			      "called `%s`", name);
+		return ZSP_OK;
+	}
+	const char *key = zsp_arena_printf(cc->a, "<built-in %s>", name);
+	if (!key)
+		return ZSP_EINTERNAL;
+	for (size_t i = 0; i < ld->depth; i++) {
+		if (strcmp(ld->stack[i], key) == 0) {
+			zsp_diag_error(cc->diag, inc->name->loc, "include cycle through %s", key);
+			return ZSP_OK;
+		}
+	}
+	if (seen(ld, key))
+		return ZSP_OK;
+	if (ld->depth > ZSP_INCLUDE_DEPTH) {
+		zsp_diag_error(cc->diag, inc->name->loc, "includes nest deeper than %d files",
+			       ZSP_INCLUDE_DEPTH);
+		return ZSP_OK;
+	}
+	return load_text(ld, key, key, f->text, strlen(f->text), inc->loc, true);
+}
 
 static int load_include(struct loader *ld, const zsp_source *parent, zsp_ast_include *inc)
 {
@@ -125,6 +166,8 @@ static int load_include(struct loader *ld, const zsp_source *parent, zsp_ast_inc
 		zsp_diag_error(cc->diag, inc->name->loc, "empty include name");
 		return ZSP_OK;
 	}
+	if (parent->builtin)
+		return load_builtin_include(ld, inc);
 	const char *path = resolve_include(cc, parent, name);
 	if (!path) {
 		zsp_diag_error(cc->diag, inc->name->loc, "cannot find included file `%s`", name);
@@ -155,9 +198,8 @@ static int load_include(struct loader *ld, const zsp_source *parent, zsp_ast_inc
 		zsp_diag_error(cc->diag, inc->name->loc, "include cycle: %s", chain);
 		return ZSP_OK;
 	}
-	for (size_t i = 0; i < ld->nseen; i++)
-		if (strcmp(ld->seen[i], key) == 0)
-			return ZSP_OK; /* a file included twice is read once */
+	if (seen(ld, key))
+		return ZSP_OK; /* a file included twice is read once */
 	if (ld->depth > ZSP_INCLUDE_DEPTH) {
 		zsp_diag_error(cc->diag, inc->name->loc, "includes nest deeper than %d files",
 			       ZSP_INCLUDE_DEPTH);
@@ -170,19 +212,20 @@ static int load_include(struct loader *ld, const zsp_source *parent, zsp_ast_inc
 		zsp_diag_error(cc->diag, inc->name->loc, "cannot read included file `%s`: %s", path, why);
 		return ZSP_OK;
 	}
-	int rc = load_text(ld, path, key, text, len, inc->loc);
+	int rc = load_text(ld, path, key, text, len, inc->loc, false);
 	free(text);
 	return rc;
 }
 
 static int load_text(struct loader *ld, const char *path, const char *key, const char *text,
-		     size_t len, zsp_loc from)
+		     size_t len, zsp_loc from, bool builtin)
 {
 	zsp_cc *cc = ld->cc;
 	zsp_source *src = zsp_source_new(cc->a, path, text, len);
 	if (!src)
 		return ZSP_EINTERNAL;
 	src->included_from = from;
+	src->builtin = builtin;
 	const char **seen = ZSP_PUSH(cc, ld->seen, ld->nseen, ld->seen_cap);
 	if (!seen)
 		return ZSP_EINTERNAL;
@@ -214,7 +257,7 @@ static int load_text(struct loader *ld, const char *path, const char *key, const
 	return ZSP_OK;
 }
 
-int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len)
+int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len, bool builtin)
 {
 	struct loader ld = { .cc = cc };
 	char *owned = NULL;
@@ -226,10 +269,10 @@ int zsp_load(zsp_cc *cc, const char *path, const char *text, size_t len)
 		}
 		text = owned;
 	}
-	char *real = realpath(path, NULL);
+	char *real = builtin ? NULL : realpath(path, NULL);
 	const char *key = zsp_arena_strdup(cc->a, real ? real : path);
 	free(real);
-	int rc = key ? load_text(&ld, path, key, text, len, (zsp_loc){ 0 }) : ZSP_EINTERNAL;
+	int rc = key ? load_text(&ld, path, key, text, len, (zsp_loc){ 0 }, builtin) : ZSP_EINTERNAL;
 	cc->inputs = ld.seen;
 	cc->ninputs = ld.nseen;
 	free(owned);

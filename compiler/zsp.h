@@ -66,7 +66,8 @@ enum zsp_answer {
 };
 
 /* A session answers requests for one policy of a compiled set (policy NULL: the set's only
- * policy; ZSP_EUSAGE when it has several or none of that name). ZSP_EUSAGE too when a rule of
+ * policy, else the only one the compiled file defines itself rather than includes; ZSP_EUSAGE
+ * when that leaves several, or there is none of that name). ZSP_EUSAGE too when a rule of
  * the policy names a parameter that has no value (`~` is ${HOME}: define HOME, WORKSPACE and the
  * others the policy uses with zsp_compiler_define before compiling): such a rule names no place,
  * and a `deny "~/.ssh"` without HOME would deny nothing. workspace and home are

@@ -14,6 +14,8 @@ zsp_source *zsp_source_new(zsp_arena *a, const char *path, const char *text, siz
 		       : zsp_arena_strdup(a, ".");
 	s->text = zsp_arena_strndup(a, text, len);
 	s->len = len;
+	s->included_from = (zsp_loc){ 0 };
+	s->builtin = false;
 	size_t n = 1;
 	for (size_t i = 0; i < len; i++)
 		n += text[i] == '\n';

@@ -3,6 +3,7 @@
 #ifndef ZSP_SOURCE_H
 #define ZSP_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ struct zsp_source {
 	uint32_t *line_starts;  /* offset of each line's first byte */
 	size_t nlines;
 	zsp_loc included_from;  /* src == NULL for a file named on the command line */
+	bool builtin;           /* compiled into the program: what it includes is built in too */
 };
 
 /* Builds a source over text (copied into the arena). NULL on out-of-memory. */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "compiler/compile.h"
 #include "compiler/textesc.h"
 #include "runtime/cli.h"
+#include "runtime/workspace.h"
 
 extern char **environ;
 
@@ -174,11 +176,38 @@ void zsp_cli_summary(zsp_compiler *c)
 	zsp_compiler_summary(c);
 }
 
-void zsp_cli_builtins(zsp_builtin_params *b, const char *workspace)
+/* The default WORKSPACE: the top of the user's git work tree holding the current directory,
+ * looked for below every home `~` may mean here (the password database's, -D HOME's, $HOME's:
+ * a dotfiles repository at ~ is no workspace); else the current directory. */
+static const char *default_workspace(const zsp_cli_compile *o, const char *pw_home, char *cwd,
+				     char out[PATH_MAX])
+{
+	if (!cwd)
+		return NULL;
+	if (o && zsp_cli_param(o, NULL, "WORKSPACE"))
+		return cwd;   /* -D WORKSPACE decides: no walk */
+	const char *homes[3] = { pw_home, o ? zsp_cli_param(o, NULL, "HOME") : NULL, getenv("HOME") };
+	char real[3][PATH_MAX];
+	const char *stops[3];
+	size_t n = 0;
+	for (size_t i = 0; i < 3; i++)
+		if (homes[i] && homes[i][0] == '/' && realpath(homes[i], real[n])) {
+			stops[n] = real[n];
+			n++;
+		}
+	zsp_workspace_default(cwd, getuid(), stops, n, out);
+	return out;
+}
+
+void zsp_cli_builtins(zsp_builtin_params *b, const zsp_cli_compile *o, const char *workspace)
 {
 	char *cwd = workspace ? NULL : getcwd(NULL, 0);
 	uid_t uid = getuid();
-	zsp_builtin_params_fill(b, uid, getpwuid(uid), environ, workspace ? workspace : cwd);
+	const struct passwd *pw = getpwuid(uid);
+	char top[PATH_MAX];
+	if (!workspace)
+		workspace = default_workspace(o, pw ? pw->pw_dir : NULL, cwd, top);
+	zsp_builtin_params_fill(b, uid, pw, environ, workspace);
 	free(cwd);
 }
 

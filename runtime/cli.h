@@ -48,8 +48,10 @@ zsp_compiler *zsp_cli_compiler(const zsp_cli_compile *o, const char *const *pres
 void zsp_cli_summary(zsp_compiler *c);
 
 /* The built-in parameters of the user running the program: the passwd entry of the real uid,
- * the process environment and workspace (NULL: the current directory). */
-void zsp_cli_builtins(zsp_builtin_params *b, const char *workspace);
+ * the process environment and workspace (NULL: the default, the top of the user's git work tree
+ * holding the current directory, else that directory: runtime/workspace.h; o, the command
+ * line's -D HOME and -D WORKSPACE, may be NULL). */
+void zsp_cli_builtins(zsp_builtin_params *b, const zsp_cli_compile *o, const char *workspace);
 /* A warning when $HOME is not the home `~` means (b's HOME, the passwd entry's), unless -D HOME
  * chose one: someone who set HOME may expect `~` to follow it. */
 void zsp_cli_home_warning(const zsp_cli_compile *o, const zsp_builtin_params *b);

@@ -24,7 +24,15 @@
 #include "runtime/verify.h"
 
 extern char **environ;
-extern const char zsp_default_policy[];
+extern const char zsp_default_policy[], zsp_default_credentials[];
+
+/* The built-in policy (examples/workspace.zsp) and the files it includes, compiled in: it is
+ * complete without an installation, and nothing on disk can stand in for its credentials list
+ * (compiler/load.c looks the includes of a built-in file up here only). */
+static const zsp_builtin_file builtin_files[] = {
+	{ "workspace.zsp", zsp_default_policy },
+	{ "credentials.zsp", zsp_default_credentials },
+};
 
 /* zsp-run -c: the command did not run because of the decision. Distinct from 125 (the sandbox
  * could not be set up), 126/127 (the shell's) and 124 (timeout's). */
@@ -38,8 +46,9 @@ static const char usage_text[] =
 	"       zsp-run --verify [OPTIONS] FILE.zsp\n"
 	"\n"
 	"  -p FILE.zsp        the policy (default: the built-in one, examples/workspace.zsp)\n"
-	"  --policy NAME      the policy to use when FILE defines several\n"
-	"  -D NAME=VALUE      give parameter NAME a value (WORKSPACE defaults to the current\n"
+	"  --policy NAME      the policy to use when FILE defines several (its includes' aside)\n"
+	"  -D NAME=VALUE      give parameter NAME a value (WORKSPACE defaults to the top of\n"
+	"                     the git work tree holding the current directory, else that\n"
 	"                     directory; HOME, what ~ means, to your home in the password\n"
 	"                     database, not $HOME; TMPDIR (else /tmp), UID and USER to yours)\n"
 	"  -I DIR             search DIR for included files\n"
@@ -83,12 +92,12 @@ static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, c
 	/* a rule Linux cannot enforce as written is said at every run (whoever runs the command
 	 * relies on it); a WORKSPACE inside TMPDIR makes a rule shadowed: true, but not news */
 	static const char *const preset[] = { "no-shadowed", NULL };
-	zsp_cli_builtins(&o->builtins, NULL);
+	zsp_cli_builtins(&o->builtins, &o->cc, NULL);
 	zsp_cli_home_warning(&o->cc, &o->builtins);
 	*c = zsp_cli_compiler(&o->cc, preset, &o->builtins);
+	zsp_compiler_set_builtins(*c, builtin_files, sizeof(builtin_files) / sizeof(builtin_files[0]));
 	int rc = o->file ? zsp_compile_file(*c, o->file, set)
-			 : zsp_compile_buffer(*c, "<built-in workspace.zsp>", zsp_default_policy,
-					      strlen(zsp_default_policy), set);
+			 : zsp_compile_builtin(*c, "workspace.zsp", set);
 	if (rc != ZSP_OK)
 		return rc;
 	*p = zsp_cli_pick_policy(zsp_policy_set_ir(*set), o->policy);
@@ -407,8 +416,8 @@ static bool deliberate(const struct run_opts *o, const char *written)
 }
 
 /* A writable root that a parameter made `/`, the home or a system directory without anyone
- * naming it (WORKSPACE defaulting to the current directory in ~, TMPDIR=/etc) is refused: the
- * sandbox could then write the user's dotfiles, zsp's grants or the system. Reported on d. */
+ * naming it (WORKSPACE defaulting to ~ for a command started there, TMPDIR=/etc) is refused:
+ * the sandbox could then write the user's dotfiles, zsp's grants or the system. Reported on d. */
 static void check_roots(const struct run_opts *o, const zsp_ir_policy *p, zsp_diag *d)
 {
 	const char *home = zsp_cli_param(&o->cc, &o->builtins, "HOME");

@@ -114,5 +114,28 @@ grep -qxF -- "$(q "$pw_home/h-$me")" "$tmp/emit" && ok ||
 # and the session of libzsp gets the same values zspc gives it: zspc --query is that session
 [ "$(query "write \"$tmp/ws/x\"" USER=evil)" = allow ] && ok || bad "WORKSPACE is not the current directory"
 
+# WORKSPACE from a subdirectory of a repository: its top, for the oracle, the lowering and
+# zsp-run alike (runtime/workspace.c; tests/e2e/workspace.sh has the other cases)
+if command -v git >/dev/null 2>&1; then
+	git init -q "$tmp/repo" && mkdir -p "$tmp/repo/a/b"
+	(cd "$tmp/repo/a/b" && "$ZSPC" --query "write \"$tmp/repo/x\"" "$tmp/p.zsp" 2>/dev/null) >"$tmp/ans"
+	[ "$(cat "$tmp/ans")" = allow ] && ok || bad "zspc --query from a/b: WORKSPACE is not the repository's top"
+	# bound_rw FILE DIR: the argv in FILE binds DIR writable
+	bound_rw() { awk -v d="$(q "$2")" 'p == "--bind" && $0 == d { f = 1 } { p = $0 } END { exit !f }' "$1"; }
+	(cd "$tmp/repo/a/b" && "$ZSPC" --emit bwrap "$tmp/p.zsp") >"$tmp/emit" 2>/dev/null
+	(cd "$tmp/repo/a/b" && "$ZSP_RUN" -p "$tmp/p.zsp" --print) >"$tmp/print" 2>/dev/null
+	for f in emit print; do
+		bound_rw "$tmp/$f" "$tmp/repo" && ok || bad "$f from a/b does not bind the repository's top"
+		! bound_rw "$tmp/$f" "$tmp/repo/a/b" && ok || bad "$f from a/b binds a/b itself"
+	done
+	# the command still starts where it was started
+	for f in emit print; do
+		grep -A1 -x -- --chdir "$tmp/$f" | tail -1 | grep -qxF -- "$(q "$tmp/repo/a/b")" && ok ||
+			bad "$f from a/b does not start the command in a/b"
+	done
+else
+	bad "git is missing (dev.sh installs it)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -68,19 +68,22 @@ int zspc_emit(const struct zspc_opts *o, const char *file)
 	/* A Linux lowering is for this machine: the built-in parameters take its values. A profile
 	 * for a Mac keeps them as (param "NAME"); sandbox-exec's command line passes this machine's. */
 	zsp_builtin_params m;
-	zsp_cli_builtins(&m, NULL);
+	zsp_cli_builtins(&m, &o->cc, NULL);
 	bool here = strcmp(b->platform, "linux") == 0;
 	if (here || b->command)
 		zsp_cli_home_warning(&o->cc, &m);
 	zsp_compiler *c = zspc_compiler(o, here ? &m : NULL);
 	zsp_policy_set *set;
 	int rc = zsp_compile_file(c, file, &set);
+	/* the command starts where zsp-run would start it: here, not at the top of WORKSPACE */
+	char *cwd = getcwd(NULL, 0);
 	if (rc == ZSP_OK) {
 		zsp_backend_input in = { .source = file, .environ = environ, .machine = &m,
-					 .chdir = zsp_builtin_params_get(&m, "WORKSPACE"),
-					 .command = o->command, .ncommand = o->ncommand, .nul = o->nul };
+					 .chdir = cwd, .command = o->command,
+					 .ncommand = o->ncommand, .nul = o->nul };
 		rc = zspc_emit_lower(o, b, c, set, &in);
 	}
+	free(cwd);
 	zsp_cli_summary(c);
 	zsp_policy_set_free(set);
 	zsp_compiler_free(c);

@@ -148,7 +148,7 @@ static int batch(zsp_session *s, const struct zspc_opts *o, bool store_open)
 int zspc_query(const struct zspc_opts *o, const char *file)
 {
 	zsp_builtin_params m;
-	zsp_cli_builtins(&m, o->workspace);
+	zsp_cli_builtins(&m, &o->cc, o->workspace);
 	zsp_cli_home_warning(&o->cc, &m);
 	zsp_policy_set *set;
 	int rc = zspc_compile(o, &m, file, &set);

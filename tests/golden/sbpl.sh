@@ -22,10 +22,18 @@ passed=0
 failed=0
 
 
+# zspc runs in copies of the policies' directories: the default WORKSPACE that sandbox-exec
+# gets is the top of the git work tree holding the current directory, and the source tree may
+# or may not be one
+mkdir -p "$tmp/tree"
+cp -R "$golden" "$tmp/tree/sbpl" && cp -R "$top_srcdir/examples" "$tmp/tree/examples" || exit 99
 for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
 	name=$(basename "$src" .zsp)
-	dir=$(cd "$(dirname "$src")" && pwd -P)	# as zspc sees its working directory
-	case $src in "$top_srcdir"/examples/*) name=example-$name ;; esac
+	case $src in
+	"$top_srcdir"/examples/*) name=example-$name dir=$tmp/tree/examples ;;
+	*) dir=$tmp/tree/sbpl ;;
+	esac
+	dir=$(cd "$dir" && pwd -P)	# as zspc sees its working directory
 	extra=
 	[ -f "$golden/$name.args" ] && extra=$(cat "$golden/$name.args")
 	case " $extra " in

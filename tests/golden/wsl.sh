@@ -23,6 +23,7 @@ src=$(cd "$top_srcdir" && pwd -P)
 T=$tmp/t
 mkdir -p "$T/my policies/lib"
 cp "$top_srcdir/examples/workspace.zsp" "$T/my policies/work space.zsp"
+cp "$top_srcdir/examples/credentials.zsp" "$T/my policies/"   # what it includes
 
 passed=0
 failed=0

@@ -2,9 +2,12 @@
  * checks, the diagnostic sink and renderer, the arena, suggestions and source positions. */
 #include <CUnit/Basic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "compiler/compile.h"
 #include "compiler/zsp.h"
 #include "lang/arena.h"
 #include "lang/diag.h"
@@ -149,6 +152,99 @@ static void test_missing_file(void)
 	CU_ASSERT_PTR_NULL(set);
 	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "cannot read `/nonexistent/dir/p.zsp`"));
 	zsp_compiler_free(c);
+}
+
+/* the fs rule of p on path, or NULL */
+static const zsp_ir_fs_rule *fs_rule(const zsp_ir_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->nfs; i++)
+		if (strcmp(p->fs[i].path, path) == 0)
+			return &p->fs[i];
+	return NULL;
+}
+
+/* A built-in file includes built-in files only: a file of the same name in the current
+ * directory or an -I directory (where a sandbox may have written one) is never read. */
+static void test_builtin_files(void)
+{
+	static const zsp_builtin_file files[] = {
+		{ "root.zsp", "zsp 1;\ninclude \"base.zsp\";\n"
+			      "policy \"app\" extends \"base\" { fs { read \"/\"; } }\n" },
+		{ "base.zsp", "zsp 1;\npolicy \"base\" { fs { deny \"/secret\"; } }\n" },
+		{ "lost.zsp", "zsp 1;\ninclude \"decoy.zsp\";\n" },
+	};
+	char dir[] = "/tmp/test_api.XXXXXX", old[4096], path[4200];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(old, sizeof(old)));
+	const char *decoy = "zsp 1;\npolicy \"base\" { }\n";
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, i ? "decoy.zsp" : "base.zsp");
+		FILE *f = fopen(path, "w");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		fputs(decoy, f);
+		fclose(f);
+	}
+	CU_ASSERT_EQUAL_FATAL(chdir(dir), 0);
+
+	struct capture cap = { 0 };
+	zsp_compiler *c = zsp_compiler_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	zsp_compiler_set_sink(c, capture_sink, &cap);
+	CU_ASSERT_EQUAL(zsp_compiler_add_include_dir(c, dir), ZSP_OK);
+	zsp_compiler_set_datadir(c, dir);
+	zsp_compiler_set_builtins(c, files, 3);
+	zsp_policy_set *set = NULL;
+	CU_ASSERT_EQUAL(zsp_compile_builtin(c, "root.zsp", &set), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+	const zsp_ir *ir = zsp_policy_set_ir(set);
+	CU_ASSERT_STRING_EQUAL(ir->source, "<built-in root.zsp>");
+	/* two policies, and the one the root file defines is the one meant */
+	CU_ASSERT_EQUAL(ir->npolicies, 2);
+	const zsp_ir_policy *p = zsp_ir_pick_policy(ir, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_STRING_EQUAL(p->name, "app");
+	const zsp_ir_fs_rule *r = fs_rule(p, "/secret");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_EQUAL(r->access, ZSP_ACCESS_DENY);
+	CU_ASSERT_STRING_EQUAL(r->loc.src->path, "<built-in base.zsp>");
+	zsp_policy_set_free(set);
+
+	/* no built-in of that name: the one on disk is not taken instead */
+	memset(&cap, 0, sizeof(cap));
+	CU_ASSERT_EQUAL(zsp_compile_builtin(c, "lost.zsp", &set), ZSP_EPOLICY);
+	CU_ASSERT_PTR_NULL(set);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "<built-in lost.zsp>:2:9: error: cannot find included file `decoy.zsp`"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "includes built-in files only"));
+	memset(&cap, 0, sizeof(cap));
+	CU_ASSERT_EQUAL(zsp_compile_builtin(c, "none.zsp", &set), ZSP_ENOINPUT);
+	CU_ASSERT_PTR_NULL(set);
+	CU_ASSERT_PTR_NOT_NULL(strstr(cap.buf, "no built-in file `none.zsp`"));
+	zsp_compiler_free(c);
+
+	CU_ASSERT_EQUAL(chdir(old), 0);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, i ? "decoy.zsp" : "base.zsp");
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/* Without a name, the policy meant is the only one, or the only one the root file defines. */
+static void test_pick_policy(void)
+{
+	struct capture cap;
+	zsp_policy_set *set = NULL;
+	const char *two = "zsp 1;\npolicy \"a\" { }\npolicy \"b\" extends \"a\" { }\n";
+	CU_ASSERT_EQUAL(compile_text(two, &cap, &set, NULL, NULL, NULL), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+	CU_ASSERT_PTR_NULL(zsp_ir_pick_policy(zsp_policy_set_ir(set), NULL));
+	CU_ASSERT_STRING_EQUAL(zsp_ir_pick_policy(zsp_policy_set_ir(set), "a")->name, "a");
+	zsp_policy_set_free(set);
+	const char *one = "zsp 1;\npolicy \"a\" { }\n";
+	CU_ASSERT_EQUAL(compile_text(one, &cap, &set, NULL, NULL, NULL), ZSP_OK);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+	CU_ASSERT_STRING_EQUAL(zsp_ir_pick_policy(zsp_policy_set_ir(set), NULL)->name, "a");
+	zsp_policy_set_free(set);
 }
 
 static void test_arena(void)
@@ -391,6 +487,8 @@ int main(void)
 	    !CU_add_test(s, "werror", test_werror) ||
 	    !CU_add_test(s, "defines and options", test_defines) ||
 	    !CU_add_test(s, "missing file", test_missing_file) ||
+	    !CU_add_test(s, "built-in files", test_builtin_files) ||
+	    !CU_add_test(s, "pick policy", test_pick_policy) ||
 	    !CU_add_test(s, "arena", test_arena) ||
 	    !CU_add_test(s, "hint", test_hint) ||
 	    !CU_add_test(s, "positions", test_positions) ||
