@@ -59,10 +59,11 @@ int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len);
 
 typedef struct zsp_session zsp_session;
 
+/* 0 is no answer: a variable the caller left 0 never reads as one, let alone as an allow. */
 enum zsp_answer {
-	ZSP_ANSWER_ALLOW = 0,
-	ZSP_ANSWER_DENY = 1,
+	ZSP_ANSWER_ALLOW = 1,
 	ZSP_ANSWER_ASK = 2,
+	ZSP_ANSWER_DENY = 3,
 };
 
 /* A session answers requests for one policy of a compiled set (policy NULL: the set's only
@@ -91,7 +92,8 @@ int zsp_session_decide(zsp_session *s, const char *request, int explain, int *an
 
 /* A grant is what a person answered when the oracle said `ask`. It only ever turns an `ask`
  * into allow or deny: no grant lifts a built-in rule, a substitution or a policy deny. The
- * values of both enums are stored in the grant database. */
+ * values of both enums are stored in the grant database (a decision is stored under numbers
+ * of its own: doc/store.md "Schema"). */
 enum zsp_grant_scope {
 	ZSP_GRANT_ONCE = 0,      /* the next matching request only; consumed atomically */
 	ZSP_GRANT_THREAD = 1,    /* this agent thread (conversation) until it ends; never on disk */

@@ -130,11 +130,6 @@ const char *zsp_decider_user(void)
 	return name;
 }
 
-static zsp_decision decision_of(int answer)
-{
-	return answer == ZSP_ANSWER_ALLOW ? ZSP_ALLOW : answer == ZSP_ANSWER_DENY ? ZSP_DENY : ZSP_ASK;
-}
-
 static int audit(zsp_decider *d, const char *request, int answer, const char *reason,
 		 const char *rule, const zsp_decide_ctx *ctx, char *err, size_t errlen)
 {
@@ -179,7 +174,7 @@ int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const 
 			return ZSP_EINTERNAL;
 		if (found) {
 			x->grant = (long long)id;
-			v->decision = decision_of(answer);
+			v->decision = zsp_answer_decision(answer);
 			v->reason = "grant";
 			v->rule = zsp_arena_printf(a, "grant %lld", x->grant);
 			v->detail = zsp_arena_printf(a, "grant %lld answers what the policy would ask", x->grant);
@@ -196,7 +191,7 @@ int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const 
 		snprintf(rule, sizeof(rule), "%s: %s", where, v->rule);
 	else
 		snprintf(rule, sizeof(rule), "%s", v->rule ? v->rule : where ? where : "");
-	int rc = audit(d, request, zsp_decision_exit(v->decision), v->reason, rule[0] ? rule : NULL,
+	int rc = audit(d, request, zsp_decision_answer(v->decision), v->reason, rule[0] ? rule : NULL,
 		       ctx, err, sizeof(err));
 	if (rc != ZSP_OK && !(x->audit_error = zsp_arena_strdup(a, err)))
 		return ZSP_EINTERNAL;

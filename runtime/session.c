@@ -125,7 +125,7 @@ static int decide(zsp_session *s, const char *text, const zsp_ir_request *req, b
 	r->x = &s->x;
 	r->status = rc;
 	/* an unrecorded decision is still told, but no caller may act on it */
-	r->answer = rc == ZSP_OK ? zsp_decision_exit(s->v.decision) : ZSP_ANSWER_DENY;
+	r->answer = rc == ZSP_OK ? zsp_decision_answer(s->v.decision) : ZSP_ANSWER_DENY;
 	return rc;
 }
 
