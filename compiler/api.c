@@ -50,6 +50,8 @@ void zsp_compiler_free(zsp_compiler *c)
 
 void zsp_compiler_set_sink(zsp_compiler *c, zsp_diag_fn fn, void *ctx)
 {
+	if (!c)
+		return;
 	c->sink = fn;
 	c->sink_ctx = ctx;
 	zsp_diag_init(&c->diag, fn, ctx);   /* ready before any compilation (zsp_compiler_diag) */
@@ -57,6 +59,8 @@ void zsp_compiler_set_sink(zsp_compiler *c, zsp_diag_fn fn, void *ctx)
 
 void zsp_compiler_set_datadir(zsp_compiler *c, const char *dir)
 {
+	if (!c)
+		return;
 	char *d = dir ? strdup(dir) : NULL;
 	if (dir && !d)
 		return;
@@ -66,7 +70,7 @@ void zsp_compiler_set_datadir(zsp_compiler *c, const char *dir)
 
 int zsp_compiler_add_include_dir(zsp_compiler *c, const char *dir)
 {
-	if (!dir || !*dir)
+	if (!c || !dir || !*dir)
 		return ZSP_EUSAGE;
 	char **n = realloc(c->include_dirs, (c->ninclude + 1) * sizeof(*n));
 	if (!n)
@@ -83,6 +87,8 @@ int zsp_compiler_add_include_dir(zsp_compiler *c, const char *dir)
 
 int zsp_compiler_define(zsp_compiler *c, const char *name, const char *value)
 {
+	if (!c || !name || !value)
+		return ZSP_EUSAGE;
 	size_t n = strlen(name);
 	if (n == 0 || n > 64 || (name[0] >= '0' && name[0] <= '9') ||
 	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n)
@@ -120,6 +126,8 @@ int zsp_compiler_define(zsp_compiler *c, const char *name, const char *value)
 
 int zsp_compiler_warning(zsp_compiler *c, const char *spec)
 {
+	if (!c || !spec)
+		return ZSP_EUSAGE;
 	zsp_diag probe;
 	zsp_diag_init(&probe, NULL, NULL);
 	if (!zsp_diag_option(&probe, spec))
@@ -150,18 +158,22 @@ void zsp_compiler_summary(zsp_compiler *c)
 
 unsigned zsp_compiler_errors(const zsp_compiler *c)
 {
-	return c->diag.errors;
+	return c ? c->diag.errors : 0;
 }
 
 unsigned zsp_compiler_warnings(const zsp_compiler *c)
 {
-	return c->diag.warnings;
+	return c ? c->diag.warnings : 0;
 }
 
 static int compile(zsp_compiler *c, const char *name, const char *text, size_t len,
 		   zsp_policy_set **out)
 {
+	if (!out)
+		return ZSP_EUSAGE;
 	*out = NULL;
+	if (!c || !name)
+		return ZSP_EUSAGE;
 	zsp_diag_init(&c->diag, c->sink, c->sink_ctx);
 	for (size_t i = 0; i < c->nwarning_specs; i++)
 		zsp_diag_option(&c->diag, c->warning_specs[i]);
@@ -218,16 +230,20 @@ void zsp_policy_set_free(zsp_policy_set *set)
 
 size_t zsp_policy_set_count(const zsp_policy_set *set)
 {
-	return set->ir.npolicies;
+	return set ? set->ir.npolicies : 0;
 }
 
 const char *zsp_policy_set_name(const zsp_policy_set *set, size_t i)
 {
-	return i < set->ir.npolicies ? set->ir.policies[i].name : NULL;
+	return set && i < set->ir.npolicies ? set->ir.policies[i].name : NULL;
 }
 
 int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len)
 {
+	if (json)
+		*json = NULL;
+	if (!set || !json || !len)
+		return ZSP_EUSAGE;
 	return zsp_ir_to_json(&set->ir, json, len);
 }
 

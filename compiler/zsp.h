@@ -1,5 +1,7 @@
 /* zsp.h: the public API of libzsp: compile .zsp policies, ask the oracle, keep the grants.
- * Everything returns a status from enum zsp_status; those values are also zspc's exit codes. */
+ * Everything returns a status from enum zsp_status; those values are also zspc's exit codes.
+ * A NULL handle or string where one is needed is ZSP_EUSAGE (an out-pointer given is set to
+ * NULL first), never a crash. */
 #ifndef ZSP_H
 #define ZSP_H
 
@@ -59,7 +61,8 @@ int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len);
 
 typedef struct zsp_session zsp_session;
 
-/* 0 is no answer: a variable the caller left 0 never reads as one, let alone as an allow. */
+/* 0 is no answer: a variable the caller left 0 never reads as one, let alone as an allow. Every
+ * call below that fails writes ZSP_ANSWER_DENY where it was given an answer to fill. */
 enum zsp_answer {
 	ZSP_ANSWER_ALLOW = 1,
 	ZSP_ANSWER_ASK = 2,
@@ -80,11 +83,12 @@ void zsp_session_free(zsp_session *s);
 /* Decides a request written as `terminal "ls -la"`, `read "/etc/hosts"`, ... On ZSP_OK,
  * *answer is an enum zsp_answer and, when json is not NULL, *json (malloc'd) holds the
  * decision as one line of JSON, with the chain of checks when explain is non-zero.
- * ZSP_EUSAGE for a malformed request (then *json, if asked for, says why),
- * ZSP_EINTERNAL on out-of-memory, ZSP_EIO when a decision to record (zsp_session_use_grants)
- * could not be appended to the audit trail (the JSON then says what the policy decided and
- * why it was not recorded). On every status but ZSP_OK, *answer is ZSP_ANSWER_DENY: a
- * decision that could not be made, or not recorded, is not one to act on. */
+ * ZSP_EUSAGE for a NULL session, request or answer or a malformed request (an unknown tool
+ * too); *json, if asked for, is then {"decision":"error","error":WHY}. ZSP_EINTERNAL on
+ * out-of-memory (*json NULL), ZSP_EIO when a decision to record (zsp_session_use_grants) could
+ * not be appended to the audit trail (the JSON then says what the policy decided and why it
+ * was not recorded). On every status but ZSP_OK, *answer is ZSP_ANSWER_DENY, whatever it held:
+ * a decision that could not be made, or not recorded, is not one to act on. */
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json);
 
@@ -129,7 +133,8 @@ typedef struct zsp_grants zsp_grants;
 /* On failure the zsp_grants_* calls below write one line saying why into the caller's buffer
  * err of errlen bytes (NUL-terminated, cut to fit); on success err holds "". err may be NULL
  * with errlen 0: no message. Every status is an enum zsp_status; a third outcome (no such
- * grant) comes through an out-parameter, never through the return value. */
+ * grant) comes through an out-parameter, never through the return value. A NULL handle (or
+ * out) is ZSP_EUSAGE. */
 
 /* Opens the grant store: grants.db (once, project and global grants; the audit trail) in
  * state_dir, an absolute directory created 0700 if missing, or NULL for $XDG_STATE_HOME/zsp,
@@ -163,15 +168,16 @@ int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char 
  * directory, realpath'd) may be NULL. With record non-zero every decision is appended to the
  * audit trail; when that fails zsp_session_decide returns ZSP_EIO (with *answer and *json
  * filled, the JSON with "audit_error"): do not act on such a decision. g must outlive s; g
- * NULL detaches. ZSP_EUSAGE for a relative or missing project, ZSP_EINTERNAL on
+ * NULL detaches. ZSP_EUSAGE for a NULL s or a relative or missing project, ZSP_EINTERNAL on
  * out-of-memory; on error s is left as it was. */
 int zsp_session_use_grants(zsp_session *s, zsp_grants *g, const char *thread, const char *project,
 			   int record);
 
 /* An embedder that asks the person itself records the answer it got: appended to the audit
  * trail as reason "prompt", rule how ("once", "deny", ...), when s records (use_grants with
- * record). ZSP_OK (also when s does not record), or ZSP_EIO with why in err, errlen bytes
- * (NUL-terminated, cut to fit; "" on success; NULL with errlen 0: no message). */
+ * record). ZSP_OK (also when s does not record); ZSP_EUSAGE for a NULL s or request or an
+ * answer that is none of enum zsp_answer; ZSP_EIO when it cannot be recorded. Why in err,
+ * errlen bytes (NUL-terminated, cut to fit; "" on success; NULL with errlen 0: no message). */
 int zsp_session_record_answer(zsp_session *s, const char *request, int answer, const char *how,
 			      char *err, size_t errlen);
 

@@ -66,9 +66,11 @@ static const char *unresolved_rule(const zsp_ir_policy *p)
 int zsp_session_new_env(const zsp_policy_set *set, const char *policy, const zsp_oracle_env *env,
 			zsp_session **out)
 {
-	const zsp_ir *ir = zsp_policy_set_ir(set);
-	const zsp_ir_policy *p = zsp_ir_pick_policy(ir, policy);
+	if (!out)
+		return ZSP_EUSAGE;
 	*out = NULL;
+	const zsp_ir *ir = set ? zsp_policy_set_ir(set) : NULL;
+	const zsp_ir_policy *p = ir ? zsp_ir_pick_policy(ir, policy) : NULL;
 	if (!p || (env->workspace && env->workspace[0] != '/') || (env->home && env->home[0] != '/'))
 		return ZSP_EUSAGE;
 	zsp_session *s = calloc(1, sizeof(*s));
@@ -92,8 +94,12 @@ int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *w
 	/* An embedder's session fails closed: it never decides with a rule that names a parameter
 	 * the host did not define (HOME, WORKSPACE: zsp_compiler_define before compiling). zspc and
 	 * zsp-run always define the built-in ones (compiler/params.c); test blocks define their own. */
-	const zsp_ir_policy *p = zsp_ir_pick_policy(zsp_policy_set_ir(set), policy);
+	if (!out)
+		return ZSP_EUSAGE;
 	*out = NULL;
+	if (!set)
+		return ZSP_EUSAGE;
+	const zsp_ir_policy *p = zsp_ir_pick_policy(zsp_policy_set_ir(set), policy);
 	if (p && unresolved_rule(p))
 		return ZSP_EUSAGE;
 	zsp_oracle_env env = { workspace, home, true };
@@ -166,28 +172,32 @@ void zsp_session_result_json(FILE *f, const zsp_session *s, const zsp_session_re
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json)
 {
-	zsp_session_result r;
+	zsp_session_result r = { .status = ZSP_EUSAGE, .answer = ZSP_ANSWER_DENY };
 	char *buf = NULL;
 	size_t len = 0;
-	*answer = ZSP_ANSWER_DENY;
+	if (answer)
+		*answer = ZSP_ANSWER_DENY;
 	if (json)
 		*json = NULL;
-	int rc = zsp_session_decide_text(s, request, explain != 0, &r);
-	if (rc == ZSP_EINTERNAL)
+	int rc;
+	if (!s || !request || !answer)
+		r.error = !s ? "no session" : !request ? "no request" : "nowhere to put the answer";
+	else if ((rc = zsp_session_decide_text(s, request, explain != 0, &r)) == ZSP_EINTERNAL)
 		return rc;
-	*answer = r.answer;
+	if (answer)
+		*answer = r.answer;
 	if (!json)
-		return rc;
+		return r.status;
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return ZSP_EINTERNAL;
-	zsp_session_result_json(f, s, &r);
+	zsp_session_result_json(f, s, &r);   /* without a session, r is an error */
 	if (fclose(f) != 0) {
 		free(buf);
 		return ZSP_EINTERNAL;
 	}
 	*json = buf;
-	return rc;
+	return r.status;
 }
 
 /* The thread and project decisions are made for, copied. */
@@ -215,6 +225,8 @@ static int set_scope(zsp_session *s, const char *thread, const char *project)
 int zsp_session_use_grants(zsp_session *s, zsp_grants *g, const char *thread, const char *project,
 			   int record)
 {
+	if (!s)
+		return ZSP_EUSAGE;
 	int rc = set_scope(s, g ? thread : NULL, g ? project : NULL);
 	if (rc != ZSP_OK)
 		return rc;
@@ -254,6 +266,10 @@ int zsp_session_record_answer(zsp_session *s, const char *request, int answer, c
 {
 	char msg[512];
 	zsp_err_clear(err, errlen);
+	if (!s || !request)
+		return zsp_err(err, errlen, ZSP_EUSAGE, "audit trail: no %s", s ? "request" : "session");
+	if (answer != ZSP_ANSWER_ALLOW && answer != ZSP_ANSWER_ASK && answer != ZSP_ANSWER_DENY)
+		return zsp_err(err, errlen, ZSP_EUSAGE, "audit trail: %d is not an answer", answer);
 	if (!s->ctx.record)
 		return ZSP_OK;
 	if (zsp_decider_record_answer(s->d, request, answer, how, &s->ctx, msg, sizeof(msg)) != ZSP_OK)
@@ -266,8 +282,10 @@ int zsp_session_record_answer(zsp_session *s, const char *request, int answer, c
 int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char *err, size_t errlen)
 {
 	char msg[1024];
-	*out = NULL;
 	zsp_err_clear(err, errlen);
+	if (!out)
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: nowhere to put the handle");
+	*out = NULL;
 	zsp_grants *g = calloc(1, sizeof(*g));
 	if (!g)
 		return zsp_err(err, errlen, ZSP_EINTERNAL, "out of memory");
@@ -281,8 +299,10 @@ int zsp_grants_open_at(const zsp_store_where *where, zsp_grants **out, char *err
 
 int zsp_grants_open(const char *state_dir, zsp_grants **out, char *err, size_t errlen)
 {
-	*out = NULL;
 	zsp_err_clear(err, errlen);
+	if (!out)
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: nowhere to put the handle");
+	*out = NULL;
 	if (state_dir && state_dir[0] != '/')
 		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: the state directory must be absolute (got '%s')",
 			    state_dir);
@@ -305,6 +325,8 @@ int zsp_grants_add(zsp_grants *g, const struct zsp_grant_spec *spec, long long *
 {
 	char msg[1024], canon[PATH_MAX];
 	zsp_err_clear(err, errlen);
+	if (!g)
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: no handle");
 	if (!spec)
 		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: invalid grant: none given");
 	zsp_grant gr = {
@@ -344,6 +366,8 @@ int zsp_grants_revoke(zsp_grants *g, long long id, int *found, char *err, size_t
 	zsp_err_clear(err, errlen);
 	if (found)
 		*found = 0;
+	if (!g)
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: no handle");
 	if (zsp_store_revoke(g->store, (int64_t)id, &there, msg, sizeof(msg)) != ZSP_OK)
 		return zsp_err(err, errlen, ZSP_EIO, "grant store: %s", msg);
 	/* no such grant is not an error: the caller learns it through *found */
@@ -357,6 +381,10 @@ int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char 
 	char msg[1024];
 	int n = 0;
 	zsp_err_clear(err, errlen);
+	if (removed)
+		*removed = 0;
+	if (!g)
+		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: no handle");
 	if (!thread || !*thread)
 		return zsp_err(err, errlen, ZSP_EUSAGE, "grant store: ending a thread needs its ID");
 	if (zsp_store_end_thread(g->store, thread, &n, msg, sizeof(msg)) != ZSP_OK)
