@@ -2,10 +2,12 @@
  * Internal failures are filtered to the closed set of enum zsp_status here. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/compile.h"
+#include "lang/err.h"
 
 #ifndef ZSP_DATADIR
 #define ZSP_DATADIR "/usr/local/share/zsp"
@@ -166,6 +168,28 @@ unsigned zsp_compiler_warnings(const zsp_compiler *c)
 	return c ? c->diag.warnings : 0;
 }
 
+/* Copies c's definitions and warning options into set's arena, for zsp_policy_set_bind. */
+static bool keep_options(zsp_policy_set *set, const zsp_compiler *c)
+{
+	zsp_arena *a = set->arena;
+	set->defines = zsp_arena_calloc(a, c->ndefines + 1, sizeof(*set->defines));
+	set->warning_specs = zsp_arena_calloc(a, c->nwarning_specs + 1, sizeof(char *));
+	if (!set->defines || !set->warning_specs)
+		return false;
+	for (size_t i = 0; i < c->ndefines; i++) {
+		set->defines[i].name = zsp_arena_strdup(a, c->defines[i].name);
+		set->defines[i].value = zsp_arena_strdup(a, c->defines[i].value);
+		if (!set->defines[i].name || !set->defines[i].value)
+			return false;
+	}
+	set->ndefines = c->ndefines;
+	for (size_t i = 0; i < c->nwarning_specs; i++)
+		if (!(set->warning_specs[i] = zsp_arena_strdup(a, c->warning_specs[i])))
+			return false;
+	set->nwarning_specs = c->nwarning_specs;
+	return true;
+}
+
 static int compile(zsp_compiler *c, const char *name, const char *text, size_t len,
 		   zsp_policy_set **out)
 {
@@ -201,7 +225,9 @@ static int compile(zsp_compiler *c, const char *name, const char *text, size_t l
 	set->ir.source = zsp_arena_strdup(a, name);
 	set->ir.inputs = cc.inputs;
 	set->ir.ninputs = cc.ninputs;
-	if (rc != ZSP_OK || !set->ir.source) {
+	set->files = cc.files;
+	set->nfiles = cc.nfiles;
+	if (rc != ZSP_OK || !set->ir.source || !keep_options(set, c)) {
 		zsp_policy_set_free(set);
 		return rc == ZSP_OK ? ZSP_EINTERNAL : rc;
 	}
@@ -218,6 +244,76 @@ int zsp_compile_buffer(zsp_compiler *c, const char *name, const char *text, size
 		       zsp_policy_set **out)
 {
 	return compile(c, name, text ? text : "", len, out);
+}
+
+/* The first error a compilation reports, its first line: why a bind failed. */
+struct first_error {
+	char line[512];
+};
+
+static void first_error_sink(void *ctx, const char *text, size_t len)
+{
+	struct first_error *f = ctx;
+	const char *nl = memchr(text, '\n', len);
+	size_t n = nl ? (size_t)(nl - text) : len;
+	if (f->line[0] || !memmem(text, n, ": error: ", 9))
+		return;
+	snprintf(f->line, sizeof(f->line), "%.*s", (int)n, text);
+}
+
+int zsp_policy_set_bind(const zsp_policy_set *set, const char *const *names,
+			const char *const *values, size_t n, zsp_policy_set **out, char *err,
+			size_t errlen)
+{
+	*out = NULL;
+	zsp_err_clear(err, errlen);
+	zsp_compiler *c = zsp_compiler_new();
+	zsp_policy_set *bound = calloc(1, sizeof(*bound));
+	zsp_arena *a = zsp_arena_new();
+	struct first_error first = { "" };
+	int rc = c && bound && a ? ZSP_OK : ZSP_EINTERNAL;
+	/* the given values first: a definition the set was compiled with comes last, and wins */
+	for (size_t i = 0; i < n && rc == ZSP_OK; i++)
+		if ((rc = zsp_compiler_define(c, names[i], values[i])) == ZSP_EUSAGE)
+			zsp_err(err, errlen, rc, "%s: its value cannot be a parameter value", names[i]);
+	for (size_t i = 0; i < set->ndefines && rc == ZSP_OK; i++)
+		rc = zsp_compiler_define(c, set->defines[i].name, set->defines[i].value);
+	for (size_t i = 0; i < set->nwarning_specs && rc == ZSP_OK; i++)
+		rc = zsp_compiler_warning(c, set->warning_specs[i]);
+	if (rc != ZSP_OK)
+		goto out;
+	zsp_diag_init(&c->diag, first_error_sink, &first);
+	for (size_t i = 0; i < c->nwarning_specs; i++)
+		zsp_diag_option(&c->diag, c->warning_specs[i]);
+	bound->arena = a;
+	a = NULL;
+	zsp_cc cc = { .c = c, .a = bound->arena, .diag = &c->diag, .files = set->files,
+		      .nfiles = set->nfiles, .inputs = set->ir.inputs, .ninputs = set->ir.ninputs };
+	rc = zsp_lower(&cc, &bound->ir);
+	if (rc == ZSP_OK && c->diag.errors)
+		rc = ZSP_EPOLICY;
+	if (c->diag.oom || cc.oom)
+		rc = ZSP_EINTERNAL;
+	bound->ir.source = set->ir.source;
+	bound->ir.inputs = set->ir.inputs;
+	bound->ir.ninputs = set->ir.ninputs;
+	bound->files = set->files;
+	bound->nfiles = set->nfiles;
+	if (rc == ZSP_OK && !keep_options(bound, c))
+		rc = ZSP_EINTERNAL;
+	if (rc == ZSP_EPOLICY)
+		zsp_err(err, errlen, rc, "%s", first.line[0] ? first.line : "the policy does not compile");
+out:
+	if (rc == ZSP_EINTERNAL)
+		zsp_err(err, errlen, rc, "out of memory");
+	zsp_compiler_free(c);
+	zsp_arena_free(a);
+	if (rc != ZSP_OK) {
+		zsp_policy_set_free(bound);
+		return rc;
+	}
+	*out = bound;
+	return ZSP_OK;
 }
 
 void zsp_policy_set_free(zsp_policy_set *set)
