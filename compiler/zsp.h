@@ -1,7 +1,7 @@
 /* zsp.h: the public API of libzsp: compile .zsp policies, ask the oracle, keep the grants.
  * Everything returns a status from enum zsp_status; those values are also zspc's exit codes.
  * A NULL handle or string where one is needed is ZSP_EUSAGE (an out-pointer given is set to
- * NULL first), never a crash. */
+ * NULL first), never a crash; doc/oracle.md "Libzsp" has the contract of the answers. */
 #ifndef ZSP_H
 #define ZSP_H
 
@@ -70,25 +70,38 @@ enum zsp_answer {
 };
 
 /* A session answers requests for one policy of a compiled set (policy NULL: the set's only
- * policy; ZSP_EUSAGE when it has several or none of that name). ZSP_EUSAGE too when a rule of
- * the policy names a parameter that has no value (`~` is ${HOME}: define HOME, WORKSPACE and the
- * others the policy uses with zsp_compiler_define before compiling): such a rule names no place,
- * and a `deny "~/.ssh"` without HOME would deny nothing. workspace and home are
- * absolute paths (relative request paths, `~`, symlink escapes) or NULL. The set must outlive
- * the session. A session is not thread-safe: use one per thread. */
+ * policy). workspace and home are absolute paths or NULL: relative request paths, `~` and
+ * symlink escapes are judged against them, and they are the values of the built-in parameters
+ * WORKSPACE and HOME (`~` in a rule is ${HOME}) when the set was compiled without them; the
+ * other built-ins (TMPDIR, UID, USER) get the calling process's values, as zspc computes them
+ * (doc/oracle.md "Libzsp"). A parameter defined when compiling keeps its value (NULL workspace
+ * or home: the compiled one); workspace or home naming another directory is a conflict.
+ * ZSP_EUSAGE (and *out NULL) for a NULL set or out, a relative workspace or home, or a policy
+ * the set does not hold (several and policy NULL, or none of that name); ZSP_EINTERNAL on
+ * out-of-memory. A session is made, but refuses every decision, when a rule of the policy names
+ * a parameter that has no value (a `deny "~/.ssh"` without a home would deny nothing) or when
+ * workspace or home conflict with the compiled values: zsp_session_refusal says why. The set
+ * must outlive the session. A session is not thread-safe: use one per thread. */
 int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *workspace,
 		    const char *home, zsp_session **out);
 void zsp_session_free(zsp_session *s);
 
+/* NULL when s decides; else one line saying why it refuses every decision, naming the
+ * parameter and the rule that needs it (or the conflict), for the caller to print. A NULL s
+ * refuses too: "no session". */
+const char *zsp_session_refusal(const zsp_session *s);
+
 /* Decides a request written as `terminal "ls -la"`, `read "/etc/hosts"`, ... On ZSP_OK,
  * *answer is an enum zsp_answer and, when json is not NULL, *json (malloc'd) holds the
  * decision as one line of JSON, with the chain of checks when explain is non-zero.
- * ZSP_EUSAGE for a NULL session, request or answer or a malformed request (an unknown tool
- * too); *json, if asked for, is then {"decision":"error","error":WHY}. ZSP_EINTERNAL on
- * out-of-memory (*json NULL), ZSP_EIO when a decision to record (zsp_session_use_grants) could
- * not be appended to the audit trail (the JSON then says what the policy decided and why it
- * was not recorded). On every status but ZSP_OK, *answer is ZSP_ANSWER_DENY, whatever it held:
- * a decision that could not be made, or not recorded, is not one to act on. */
+ * ZSP_EUSAGE for a NULL session, request or answer, a malformed request (an unknown tool
+ * too), a relative path when the session has no workspace and a `~` path when it has no home,
+ * and every request of a session that refuses (zsp_session_refusal); *json, if asked for, is
+ * then {"decision":"error","error":WHY}. ZSP_EINTERNAL on out-of-memory
+ * (*json NULL), ZSP_EIO when a decision to record (zsp_session_use_grants) could not be
+ * appended to the audit trail (the JSON then says what the policy decided and why it was not
+ * recorded). On every status but ZSP_OK, *answer is ZSP_ANSWER_DENY, whatever it held: a
+ * decision that could not be made, or not recorded, is not one to act on. */
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json);
 

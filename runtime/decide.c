@@ -61,7 +61,7 @@ const unsigned *zsp_decider_hits(const zsp_decider *d, size_t *n)
 	return zsp_oracle_hits(d->o, n);
 }
 
-static bool is_path_request(const char *kind)
+bool zsp_decider_path_request(const char *kind)
 {
 	return zsp_tool_takes_paths(kind) || strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0 ||
 	       strcmp(kind, "exec") == 0;
@@ -106,7 +106,7 @@ static int consult_grants(zsp_decider *d, zsp_store *store, const zsp_ir_request
 	const char *args[ZSP_LOOKUP_MAX_ARGS];
 	for (size_t i = 0; i < nargs; i++) {
 		const char *arg = req->nargs ? req->args[i] : "";
-		if (req->nargs && is_path_request(req->kind))
+		if (req->nargs && zsp_decider_path_request(req->kind))
 			arg = grant_path(d, arg);
 		if (!arg) {
 			snprintf(err, errlen, "out of memory");
