@@ -201,8 +201,13 @@ static int fill_builtins(const zsp_policy_set *set, const zsp_ir_policy *p, cons
 	*why = NULL;
 	if (!find_unresolved(p, &u))
 		return ZSP_OK;
+	/* getpwuid_r: a host may make sessions in several threads at once */
 	uid_t uid = getuid();
-	zsp_builtin_params_fill_home(&b, uid, getpwuid(uid), environ, workspace, home);
+	struct passwd pwbuf, *pw = NULL;
+	char pwtext[4096];
+	if (getpwuid_r(uid, &pwbuf, pwtext, sizeof(pwtext), &pw) != 0)
+		pw = NULL;   /* then USER is left out, and a rule naming it refuses */
+	zsp_builtin_params_fill_home(&b, uid, pw, environ, workspace, home);
 	for (size_t i = 0; i < b.n; i++) {
 		if (param_value(p, b.names[i]))
 			continue;
