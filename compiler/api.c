@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler/compile.h"
+#include "lang/err.h"
 
 #ifndef ZSP_DATADIR
 #define ZSP_DATADIR "/usr/local/share/zsp"
@@ -51,6 +52,8 @@ void zsp_compiler_free(zsp_compiler *c)
 
 void zsp_compiler_set_sink(zsp_compiler *c, zsp_diag_fn fn, void *ctx)
 {
+	if (!c)
+		return;
 	c->sink = fn;
 	c->sink_ctx = ctx;
 	zsp_diag_init(&c->diag, fn, ctx);   /* ready before any compilation (zsp_compiler_diag) */
@@ -58,6 +61,8 @@ void zsp_compiler_set_sink(zsp_compiler *c, zsp_diag_fn fn, void *ctx)
 
 void zsp_compiler_set_datadir(zsp_compiler *c, const char *dir)
 {
+	if (!c)
+		return;
 	char *d = dir ? strdup(dir) : NULL;
 	if (dir && !d)
 		return;
@@ -67,7 +72,7 @@ void zsp_compiler_set_datadir(zsp_compiler *c, const char *dir)
 
 int zsp_compiler_add_include_dir(zsp_compiler *c, const char *dir)
 {
-	if (!dir || !*dir)
+	if (!c || !dir || !*dir)
 		return ZSP_EUSAGE;
 	char **n = realloc(c->include_dirs, (c->ninclude + 1) * sizeof(*n));
 	if (!n)
@@ -84,6 +89,8 @@ int zsp_compiler_add_include_dir(zsp_compiler *c, const char *dir)
 
 int zsp_compiler_define(zsp_compiler *c, const char *name, const char *value)
 {
+	if (!c || !name || !value)
+		return ZSP_EUSAGE;
 	size_t n = strlen(name);
 	if (n == 0 || n > 64 || (name[0] >= '0' && name[0] <= '9') ||
 	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n)
@@ -121,6 +128,8 @@ int zsp_compiler_define(zsp_compiler *c, const char *name, const char *value)
 
 int zsp_compiler_warning(zsp_compiler *c, const char *spec)
 {
+	if (!c || !spec)
+		return ZSP_EUSAGE;
 	zsp_diag probe;
 	zsp_diag_init(&probe, NULL, NULL);
 	if (!zsp_diag_option(&probe, spec))
@@ -151,18 +160,44 @@ void zsp_compiler_summary(zsp_compiler *c)
 
 unsigned zsp_compiler_errors(const zsp_compiler *c)
 {
-	return c->diag.errors;
+	return c ? c->diag.errors : 0;
 }
 
 unsigned zsp_compiler_warnings(const zsp_compiler *c)
 {
-	return c->diag.warnings;
+	return c ? c->diag.warnings : 0;
+}
+
+/* Copies c's definitions and warning options into set's arena, for zsp_policy_set_bind. */
+static bool keep_options(zsp_policy_set *set, const zsp_compiler *c)
+{
+	zsp_arena *a = set->arena;
+	set->defines = zsp_arena_calloc(a, c->ndefines + 1, sizeof(*set->defines));
+	set->warning_specs = zsp_arena_calloc(a, c->nwarning_specs + 1, sizeof(char *));
+	if (!set->defines || !set->warning_specs)
+		return false;
+	for (size_t i = 0; i < c->ndefines; i++) {
+		set->defines[i].name = zsp_arena_strdup(a, c->defines[i].name);
+		set->defines[i].value = zsp_arena_strdup(a, c->defines[i].value);
+		if (!set->defines[i].name || !set->defines[i].value)
+			return false;
+	}
+	set->ndefines = c->ndefines;
+	for (size_t i = 0; i < c->nwarning_specs; i++)
+		if (!(set->warning_specs[i] = zsp_arena_strdup(a, c->warning_specs[i])))
+			return false;
+	set->nwarning_specs = c->nwarning_specs;
+	return true;
 }
 
 static int compile(zsp_compiler *c, const char *name, const char *text, size_t len,
 		   bool builtin, zsp_policy_set **out)
 {
+	if (!out)
+		return ZSP_EUSAGE;
 	*out = NULL;
+	if (!c || !name)
+		return ZSP_EUSAGE;
 	zsp_diag_init(&c->diag, c->sink, c->sink_ctx);
 	for (size_t i = 0; i < c->nwarning_specs; i++)
 		zsp_diag_option(&c->diag, c->warning_specs[i]);
@@ -190,7 +225,9 @@ static int compile(zsp_compiler *c, const char *name, const char *text, size_t l
 	set->ir.source = zsp_arena_strdup(a, name);
 	set->ir.inputs = cc.inputs;
 	set->ir.ninputs = cc.ninputs;
-	if (rc != ZSP_OK || !set->ir.source) {
+	set->files = cc.files;
+	set->nfiles = cc.nfiles;
+	if (rc != ZSP_OK || !set->ir.source || !keep_options(set, c)) {
 		zsp_policy_set_free(set);
 		return rc == ZSP_OK ? ZSP_EINTERNAL : rc;
 	}
@@ -245,6 +282,76 @@ int zsp_compile_builtin(zsp_compiler *c, const char *name, zsp_policy_set **out)
 	return rc;
 }
 
+/* The first error a compilation reports, its first line: why a bind failed. */
+struct first_error {
+	char line[512];
+};
+
+static void first_error_sink(void *ctx, const char *text, size_t len)
+{
+	struct first_error *f = ctx;
+	const char *nl = memchr(text, '\n', len);
+	size_t n = nl ? (size_t)(nl - text) : len;
+	if (f->line[0] || !memmem(text, n, ": error: ", 9))
+		return;
+	snprintf(f->line, sizeof(f->line), "%.*s", (int)n, text);
+}
+
+int zsp_policy_set_bind(const zsp_policy_set *set, const char *const *names,
+			const char *const *values, size_t n, zsp_policy_set **out, char *err,
+			size_t errlen)
+{
+	*out = NULL;
+	zsp_err_clear(err, errlen);
+	zsp_compiler *c = zsp_compiler_new();
+	zsp_policy_set *bound = calloc(1, sizeof(*bound));
+	zsp_arena *a = zsp_arena_new();
+	struct first_error first = { "" };
+	int rc = c && bound && a ? ZSP_OK : ZSP_EINTERNAL;
+	/* the given values first: a definition the set was compiled with comes last, and wins */
+	for (size_t i = 0; i < n && rc == ZSP_OK; i++)
+		if ((rc = zsp_compiler_define(c, names[i], values[i])) == ZSP_EUSAGE)
+			zsp_err(err, errlen, rc, "%s: its value cannot be a parameter value", names[i]);
+	for (size_t i = 0; i < set->ndefines && rc == ZSP_OK; i++)
+		rc = zsp_compiler_define(c, set->defines[i].name, set->defines[i].value);
+	for (size_t i = 0; i < set->nwarning_specs && rc == ZSP_OK; i++)
+		rc = zsp_compiler_warning(c, set->warning_specs[i]);
+	if (rc != ZSP_OK)
+		goto out;
+	zsp_diag_init(&c->diag, first_error_sink, &first);
+	for (size_t i = 0; i < c->nwarning_specs; i++)
+		zsp_diag_option(&c->diag, c->warning_specs[i]);
+	bound->arena = a;
+	a = NULL;
+	zsp_cc cc = { .c = c, .a = bound->arena, .diag = &c->diag, .files = set->files,
+		      .nfiles = set->nfiles, .inputs = set->ir.inputs, .ninputs = set->ir.ninputs };
+	rc = zsp_lower(&cc, &bound->ir);
+	if (rc == ZSP_OK && c->diag.errors)
+		rc = ZSP_EPOLICY;
+	if (c->diag.oom || cc.oom)
+		rc = ZSP_EINTERNAL;
+	bound->ir.source = set->ir.source;
+	bound->ir.inputs = set->ir.inputs;
+	bound->ir.ninputs = set->ir.ninputs;
+	bound->files = set->files;
+	bound->nfiles = set->nfiles;
+	if (rc == ZSP_OK && !keep_options(bound, c))
+		rc = ZSP_EINTERNAL;
+	if (rc == ZSP_EPOLICY)
+		zsp_err(err, errlen, rc, "%s", first.line[0] ? first.line : "the policy does not compile");
+out:
+	if (rc == ZSP_EINTERNAL)
+		zsp_err(err, errlen, rc, "out of memory");
+	zsp_compiler_free(c);
+	zsp_arena_free(a);
+	if (rc != ZSP_OK) {
+		zsp_policy_set_free(bound);
+		return rc;
+	}
+	*out = bound;
+	return ZSP_OK;
+}
+
 void zsp_policy_set_free(zsp_policy_set *set)
 {
 	if (!set)
@@ -255,16 +362,20 @@ void zsp_policy_set_free(zsp_policy_set *set)
 
 size_t zsp_policy_set_count(const zsp_policy_set *set)
 {
-	return set->ir.npolicies;
+	return set ? set->ir.npolicies : 0;
 }
 
 const char *zsp_policy_set_name(const zsp_policy_set *set, size_t i)
 {
-	return i < set->ir.npolicies ? set->ir.policies[i].name : NULL;
+	return set && i < set->ir.npolicies ? set->ir.policies[i].name : NULL;
 }
 
 int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len)
 {
+	if (json)
+		*json = NULL;
+	if (!set || !json || !len)
+		return ZSP_EUSAGE;
 	return zsp_ir_to_json(&set->ir, json, len);
 }
 

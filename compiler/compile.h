@@ -38,9 +38,18 @@ struct zsp_compiler {
 	bool no_summary;          /* the last compilation failed before any diagnostic counted */
 };
 
+/* A compiled set keeps what compiled it, to be compiled again with more parameters
+ * (zsp_policy_set_bind): its files' syntax trees and the definitions and warning options it
+ * was compiled with, all in its arena (a bound set borrows its parent's trees). */
 struct zsp_policy_set {
 	zsp_arena *arena;
 	zsp_ir ir;
+	zsp_ast_file **files;
+	size_t nfiles;
+	struct zsp_define *defines;
+	size_t ndefines;
+	const char **warning_specs;
+	size_t nwarning_specs;
 };
 
 struct policy_state;
@@ -93,6 +102,17 @@ const zsp_builtin_file *zsp_compiler_builtin(const zsp_compiler *c, const char *
 
 /* api.c: the IR inside a compiled set, for in-tree programs (zspc). */
 const zsp_ir *zsp_policy_set_ir(const zsp_policy_set *set);
+
+/* api.c: set lowered again, from the same syntax trees (no file is read again), with what it
+ * was compiled with and names[i] defined to values[i] besides: the session fills the built-in
+ * parameters a set was compiled without this way (runtime/session.c). A name the set was
+ * compiled with keeps its value. On ZSP_OK *out is the new set, which borrows set's trees: free
+ * it before set. ZSP_EPOLICY when the policies do not compile with those values (err gets the
+ * first error, `file:line:col: error: ...`), ZSP_EUSAGE for a value that cannot be one
+ * (zsp_compiler_define), ZSP_EINTERNAL on out-of-memory. */
+int zsp_policy_set_bind(const zsp_policy_set *set, const char *const *names,
+			const char *const *values, size_t n, zsp_policy_set **out, char *err,
+			size_t errlen);
 
 /* One diagnostics engine per run: a program that lowers what it compiled reports the backend's
  * diagnostics through the compiler's engine (zsp_compiler_diag), and prints the one summary

@@ -64,8 +64,12 @@ bool zsp_request_valid(const zsp_ir_request *req, char *err, size_t errsize);
 
 /* verdict_json.c */
 #include <stdio.h>
-/* allow 0, deny 1, ask 2: zspc --query's exit status and the session API's answer. */
+/* allow 0, deny 1, ask 2: zspc --query's exit status (and the JSON's "exit"). */
 int zsp_decision_exit(zsp_decision d);
+/* The session API's enum zsp_answer (zsp.h) for d, and back; whatever is neither allow nor ask
+ * (ZSP_DECISION_NONE, a number that is no answer) is deny. */
+int zsp_decision_answer(zsp_decision d);
+zsp_decision zsp_answer_decision(int answer);
 void zsp_json_string(FILE *f, const char *s);
 /* "FILE:LINE:COL" into buf, or NULL for a location-less rule. */
 const char *zsp_loc_string(char *buf, size_t size, zsp_loc loc);

@@ -37,12 +37,10 @@ static void set(zsp_builtin_params *out, const char *name, char *buf, size_t siz
 	out->values[out->n++] = buf;
 }
 
-size_t zsp_builtin_params_fill(zsp_builtin_params *out, uid_t uid, const struct passwd *pw,
-			       char *const *env, const char *workspace)
+static size_t fill(zsp_builtin_params *out, uid_t uid, const struct passwd *pw, char *const *env,
+		   const char *workspace, const char *home)
 {
 	out->n = 0;   /* the value buffers are written as they are used: no 12 KiB memset per run */
-	/* never $HOME: whoever sets the environment would choose what `~` denies */
-	const char *home = pw ? pw->pw_dir : NULL;
 	const char *tmp = zsp_env_get(env, "TMPDIR");
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
@@ -57,6 +55,19 @@ size_t zsp_builtin_params_fill(zsp_builtin_params *out, uid_t uid, const struct 
 	if (pw && pw->pw_name)
 		set(out, "USER", out->user, sizeof(out->user), pw->pw_name);
 	return out->n;
+}
+
+size_t zsp_builtin_params_fill(zsp_builtin_params *out, uid_t uid, const struct passwd *pw,
+			       char *const *env, const char *workspace)
+{
+	/* never $HOME: whoever sets the environment would choose what `~` denies */
+	return fill(out, uid, pw, env, workspace, pw ? pw->pw_dir : NULL);
+}
+
+size_t zsp_builtin_params_fill_home(zsp_builtin_params *out, uid_t uid, const struct passwd *pw,
+				    char *const *env, const char *workspace, const char *home)
+{
+	return fill(out, uid, pw, env, workspace, home);
 }
 
 const char *zsp_builtin_params_get(const zsp_builtin_params *params, const char *name)

@@ -33,6 +33,11 @@ typedef struct zsp_builtin_params {
 size_t zsp_builtin_params_fill(zsp_builtin_params *out, uid_t uid, const struct passwd *pw,
 			       char *const *env, const char *workspace);
 
+/* The same with HOME given (an embedder's session names the home it judges for: a libzsp
+ * session, runtime/session.c): home, or left out when NULL, never the passwd entry's. */
+size_t zsp_builtin_params_fill_home(zsp_builtin_params *out, uid_t uid, const struct passwd *pw,
+				    char *const *env, const char *workspace, const char *home);
+
 /* The value NAME gets in params, or NULL. */
 const char *zsp_builtin_params_get(const zsp_builtin_params *params, const char *name);
 

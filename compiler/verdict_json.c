@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "compiler/oracle.h"
+#include "compiler/zsp.h"
 
 void zsp_json_string(FILE *f, const char *s)
 {
@@ -44,6 +45,16 @@ const char *zsp_loc_string(char *buf, size_t size, zsp_loc loc)
 int zsp_decision_exit(zsp_decision d)
 {
 	return d == ZSP_ALLOW ? 0 : d == ZSP_ASK ? 2 : 1;
+}
+
+int zsp_decision_answer(zsp_decision d)
+{
+	return d == ZSP_ALLOW ? ZSP_ANSWER_ALLOW : d == ZSP_ASK ? ZSP_ANSWER_ASK : ZSP_ANSWER_DENY;
+}
+
+zsp_decision zsp_answer_decision(int answer)
+{
+	return answer == ZSP_ANSWER_ALLOW ? ZSP_ALLOW : answer == ZSP_ANSWER_ASK ? ZSP_ASK : ZSP_DENY;
 }
 
 void zsp_verdict_json(FILE *f, const char *policy, const zsp_ir_request *req, const zsp_verdict *v,

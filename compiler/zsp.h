@@ -1,5 +1,7 @@
 /* zsp.h: the public API of libzsp: compile .zsp policies, ask the oracle, keep the grants.
- * Everything returns a status from enum zsp_status; those values are also zspc's exit codes. */
+ * Everything returns a status from enum zsp_status; those values are also zspc's exit codes.
+ * A NULL handle or string where one is needed is ZSP_EUSAGE (an out-pointer given is set to
+ * NULL first), never a crash; doc/oracle.md "Libzsp" has the contract of the answers. */
 #ifndef ZSP_H
 #define ZSP_H
 
@@ -59,31 +61,47 @@ int zsp_policy_set_ir_json(const zsp_policy_set *set, char **json, size_t *len);
 
 typedef struct zsp_session zsp_session;
 
+/* 0 is no answer: a variable the caller left 0 never reads as one, let alone as an allow. Every
+ * call below that fails writes ZSP_ANSWER_DENY where it was given an answer to fill. */
 enum zsp_answer {
-	ZSP_ANSWER_ALLOW = 0,
-	ZSP_ANSWER_DENY = 1,
+	ZSP_ANSWER_ALLOW = 1,
 	ZSP_ANSWER_ASK = 2,
+	ZSP_ANSWER_DENY = 3,
 };
 
 /* A session answers requests for one policy of a compiled set (policy NULL: the set's only
- * policy, else the only one the compiled file defines itself rather than includes; ZSP_EUSAGE
- * when that leaves several, or there is none of that name). ZSP_EUSAGE too when a rule of
- * the policy names a parameter that has no value (`~` is ${HOME}: define HOME, WORKSPACE and the
- * others the policy uses with zsp_compiler_define before compiling): such a rule names no place,
- * and a `deny "~/.ssh"` without HOME would deny nothing. workspace and home are
- * absolute paths (relative request paths, `~`, symlink escapes) or NULL. The set must outlive
- * the session. A session is not thread-safe: use one per thread. */
+ * policy, else the only one the compiled file defines itself rather than includes). workspace
+ * and home are absolute paths or NULL: relative request paths, `~` and
+ * symlink escapes are judged against them, and they are the values of the built-in parameters
+ * WORKSPACE and HOME (`~` in a rule is ${HOME}) when the set was compiled without them; the
+ * other built-ins (TMPDIR, UID, USER) get the calling process's values, as zspc computes them
+ * (doc/oracle.md "Libzsp"). A parameter defined when compiling keeps its value (NULL workspace
+ * or home: the compiled one); workspace or home naming another directory is a conflict.
+ * ZSP_EUSAGE (and *out NULL) for a NULL set or out, a relative workspace or home, or a policy
+ * the set does not hold (several and policy NULL, or none of that name); ZSP_EINTERNAL on
+ * out-of-memory. A session is made, but refuses every decision, when a rule of the policy names
+ * a parameter that has no value (a `deny "~/.ssh"` without a home would deny nothing) or when
+ * workspace or home conflict with the compiled values: zsp_session_refusal says why. The set
+ * must outlive the session. A session is not thread-safe: use one per thread. */
 int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *workspace,
 		    const char *home, zsp_session **out);
 void zsp_session_free(zsp_session *s);
 
+/* NULL when s decides; else one line saying why it refuses every decision, naming the
+ * parameter and the rule that needs it (or the conflict), for the caller to print. A NULL s
+ * refuses too: "no session". */
+const char *zsp_session_refusal(const zsp_session *s);
+
 /* Decides a request written as `terminal "ls -la"`, `read "/etc/hosts"`, ... On ZSP_OK,
  * *answer is an enum zsp_answer and, when json is not NULL, *json (malloc'd) holds the
  * decision as one line of JSON, with the chain of checks when explain is non-zero.
- * ZSP_EUSAGE for a malformed request (then *json, if asked for, says why),
- * ZSP_EINTERNAL on out-of-memory, ZSP_EIO when a decision to record (zsp_session_use_grants)
- * could not be appended to the audit trail (the JSON then says what the policy decided and
- * why it was not recorded). On every status but ZSP_OK, *answer is ZSP_ANSWER_DENY: a
+ * ZSP_EUSAGE for a NULL session, request or answer, a malformed request (an unknown tool
+ * too), a relative path when the session has no workspace and a `~` path when it has no home,
+ * and every request of a session that refuses (zsp_session_refusal); *json, if asked for, is
+ * then {"decision":"error","error":WHY}. ZSP_EINTERNAL on out-of-memory
+ * (*json NULL), ZSP_EIO when a decision to record (zsp_session_use_grants) could not be
+ * appended to the audit trail (the JSON then says what the policy decided and why it was not
+ * recorded). On every status but ZSP_OK, *answer is ZSP_ANSWER_DENY, whatever it held: a
  * decision that could not be made, or not recorded, is not one to act on. */
 int zsp_session_decide(zsp_session *s, const char *request, int explain, int *answer,
 		       char **json);
@@ -92,7 +110,8 @@ int zsp_session_decide(zsp_session *s, const char *request, int explain, int *an
 
 /* A grant is what a person answered when the oracle said `ask`. It only ever turns an `ask`
  * into allow or deny: no grant lifts a built-in rule, a substitution or a policy deny. The
- * values of both enums are stored in the grant database. */
+ * values of both enums are stored in the grant database (a decision is stored under numbers
+ * of its own: doc/store.md "Schema"). */
 enum zsp_grant_scope {
 	ZSP_GRANT_ONCE = 0,      /* the next matching request only; consumed atomically */
 	ZSP_GRANT_THREAD = 1,    /* this agent thread (conversation) until it ends; never on disk */
@@ -128,7 +147,8 @@ typedef struct zsp_grants zsp_grants;
 /* On failure the zsp_grants_* calls below write one line saying why into the caller's buffer
  * err of errlen bytes (NUL-terminated, cut to fit); on success err holds "". err may be NULL
  * with errlen 0: no message. Every status is an enum zsp_status; a third outcome (no such
- * grant) comes through an out-parameter, never through the return value. */
+ * grant) comes through an out-parameter, never through the return value. A NULL handle (or
+ * out) is ZSP_EUSAGE. */
 
 /* Opens the grant store: grants.db (once, project and global grants; the audit trail) in
  * state_dir, an absolute directory created 0700 if missing, or NULL for $XDG_STATE_HOME/zsp,
@@ -162,15 +182,16 @@ int zsp_grants_end_thread(zsp_grants *g, const char *thread, int *removed, char 
  * directory, realpath'd) may be NULL. With record non-zero every decision is appended to the
  * audit trail; when that fails zsp_session_decide returns ZSP_EIO (with *answer and *json
  * filled, the JSON with "audit_error"): do not act on such a decision. g must outlive s; g
- * NULL detaches. ZSP_EUSAGE for a relative or missing project, ZSP_EINTERNAL on
+ * NULL detaches. ZSP_EUSAGE for a NULL s or a relative or missing project, ZSP_EINTERNAL on
  * out-of-memory; on error s is left as it was. */
 int zsp_session_use_grants(zsp_session *s, zsp_grants *g, const char *thread, const char *project,
 			   int record);
 
 /* An embedder that asks the person itself records the answer it got: appended to the audit
  * trail as reason "prompt", rule how ("once", "deny", ...), when s records (use_grants with
- * record). ZSP_OK (also when s does not record), or ZSP_EIO with why in err, errlen bytes
- * (NUL-terminated, cut to fit; "" on success; NULL with errlen 0: no message). */
+ * record). ZSP_OK (also when s does not record); ZSP_EUSAGE for a NULL s or request or an
+ * answer that is none of enum zsp_answer; ZSP_EIO when it cannot be recorded. Why in err,
+ * errlen bytes (NUL-terminated, cut to fit; "" on success; NULL with errlen 0: no message). */
 int zsp_session_record_answer(zsp_session *s, const char *request, int answer, const char *how,
 			      char *err, size_t errlen);
 

@@ -61,7 +61,7 @@ const unsigned *zsp_decider_hits(const zsp_decider *d, size_t *n)
 	return zsp_oracle_hits(d->o, n);
 }
 
-static bool is_path_request(const char *kind)
+bool zsp_decider_path_request(const char *kind)
 {
 	return zsp_tool_takes_paths(kind) || strcmp(kind, "read") == 0 || strcmp(kind, "write") == 0 ||
 	       strcmp(kind, "exec") == 0;
@@ -106,7 +106,7 @@ static int consult_grants(zsp_decider *d, zsp_store *store, const zsp_ir_request
 	const char *args[ZSP_LOOKUP_MAX_ARGS];
 	for (size_t i = 0; i < nargs; i++) {
 		const char *arg = req->nargs ? req->args[i] : "";
-		if (req->nargs && is_path_request(req->kind))
+		if (req->nargs && zsp_decider_path_request(req->kind))
 			arg = grant_path(d, arg);
 		if (!arg) {
 			snprintf(err, errlen, "out of memory");
@@ -128,11 +128,6 @@ const char *zsp_decider_user(void)
 	else
 		snprintf(name, sizeof(name), "%u", (unsigned)getuid());
 	return name;
-}
-
-static zsp_decision decision_of(int answer)
-{
-	return answer == ZSP_ANSWER_ALLOW ? ZSP_ALLOW : answer == ZSP_ANSWER_DENY ? ZSP_DENY : ZSP_ASK;
 }
 
 static int audit(zsp_decider *d, const char *request, int answer, const char *reason,
@@ -179,7 +174,7 @@ int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const 
 			return ZSP_EINTERNAL;
 		if (found) {
 			x->grant = (long long)id;
-			v->decision = decision_of(answer);
+			v->decision = zsp_answer_decision(answer);
 			v->reason = "grant";
 			v->rule = zsp_arena_printf(a, "grant %lld", x->grant);
 			v->detail = zsp_arena_printf(a, "grant %lld answers what the policy would ask", x->grant);
@@ -196,7 +191,7 @@ int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const 
 		snprintf(rule, sizeof(rule), "%s: %s", where, v->rule);
 	else
 		snprintf(rule, sizeof(rule), "%s", v->rule ? v->rule : where ? where : "");
-	int rc = audit(d, request, zsp_decision_exit(v->decision), v->reason, rule[0] ? rule : NULL,
+	int rc = audit(d, request, zsp_decision_answer(v->decision), v->reason, rule[0] ? rule : NULL,
 		       ctx, err, sizeof(err));
 	if (rc != ZSP_OK && !(x->audit_error = zsp_arena_strdup(a, err)))
 		return ZSP_EINTERNAL;

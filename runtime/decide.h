@@ -40,6 +40,9 @@ int zsp_decider_decide(zsp_decider *d, zsp_arena *a, const char *request, const 
 int zsp_decider_record_answer(zsp_decider *d, const char *request, int answer, const char *how,
 			      const zsp_decide_ctx *ctx, char *err, size_t errlen);
 
+/* Whether the arguments of a request of kind are paths (the path tools, read, write, exec). */
+bool zsp_decider_path_request(const char *kind);
+
 /* Coverage: how many decisions each rule took part in (zsp_oracle_hits). */
 const unsigned *zsp_decider_hits(const zsp_decider *d, size_t *n);
 

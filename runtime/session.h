@@ -23,7 +23,10 @@ typedef struct zsp_session_result {
 	const zsp_verdict_extra *x;  /* the grant that answered, store and audit errors */
 } zsp_session_result;
 
-/* A session whose oracle judges paths as written only when resolve_symlinks is false. */
+/* A session of the in-tree programs, which compile with the values they mean (zspc --query the
+ * machine's built-ins, a test block its own definitions): it fills no parameter and refuses
+ * none, and a rule on a parameter without a value is passed over (doc/oracle.md). Its oracle
+ * judges paths as written only when env->resolve_symlinks is false. */
 int zsp_session_new_env(const zsp_policy_set *set, const char *policy, const zsp_oracle_env *env,
 			zsp_session **out);
 

@@ -93,6 +93,33 @@ static const char *const migrations[] = {
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
+/* A decision on disk, in grants and audit alike, keeps the numbers the first schema wrote:
+ * 0 allow, 1 deny, 2 ask (audit only). enum zsp_answer has others (0 is no answer there), so
+ * these two functions are the only place either meets the other, and databases stay readable
+ * by zsp of both numberings. */
+enum { DISK_ALLOW = 0, DISK_DENY = 1, DISK_ASK = 2 };
+
+/* The disk code of answer, or -1 for a number that is no answer. */
+static int disk_decision(int answer)
+{
+	switch (answer) {
+	case ZSP_ANSWER_ALLOW: return DISK_ALLOW;
+	case ZSP_ANSWER_DENY: return DISK_DENY;
+	case ZSP_ANSWER_ASK: return DISK_ASK;
+	default: return -1;
+	}
+}
+
+/* The answer a disk code stands for. */
+static int answer_of_disk(int code)
+{
+	switch (code) {
+	case DISK_ALLOW: return ZSP_ANSWER_ALLOW;
+	case DISK_ASK: return ZSP_ANSWER_ASK;
+	default: return ZSP_ANSWER_DENY;   /* DISK_DENY, and a code this zsp does not know */
+	}
+}
+
 typedef struct store_db {
 	sqlite3 *db;
 	char *path;             /* for messages; ":memory:" for an in-memory one */
@@ -827,7 +854,7 @@ int zsp_store_add(zsp_store *s, const zsp_grant *g, int64_t *id, char *err, size
 	bind_text(st, 4, g->tool);
 	sqlite3_bind_int(st, 5, (int)g->match);
 	bind_text(st, 6, pat);
-	sqlite3_bind_int(st, 7, g->decision);
+	sqlite3_bind_int(st, 7, disk_decision(g->decision));
 	bind_text(st, 8, g->policy);
 	bind_text(st, 9, g->who);
 	sqlite3_bind_int64(st, 10, g->created ? g->created : (int64_t)time(NULL));
@@ -933,7 +960,7 @@ static int list_in(store_db *d, int (*fn)(void *, const zsp_grant *), void *ctx,
 			.tool = col_text(st, 4),
 			.match = (zsp_grant_match)sqlite3_column_int(st, 5),
 			.pattern = col_text(st, 6),
-			.decision = sqlite3_column_int(st, 7),
+			.decision = answer_of_disk(sqlite3_column_int(st, 7)),
 			.policy = col_text(st, 8),
 			.who = col_text(st, 9),
 			.created = sqlite3_column_int64(st, 10),
@@ -970,16 +997,18 @@ struct best {
 	int scope;              /* -1: none yet */
 };
 
+enum { PICK_ALLOW, PICK_DENY };
+
 struct lookup {
 	const char *tool, *thread, *project;
 	int64_t now;
-	struct best pick[2];    /* [ZSP_ANSWER_ALLOW], [ZSP_ANSWER_DENY] */
+	struct best pick[2];    /* [PICK_ALLOW], [PICK_DENY] */
 };
 
-/* Keeps the narrowest scope, then the oldest grant. */
+/* Keeps the narrowest scope, then the oldest grant; what is not an allow counts as a deny. */
 static void consider(struct lookup *l, int64_t id, int scope, int decision)
 {
-	struct best *b = &l->pick[decision == ZSP_ANSWER_DENY];
+	struct best *b = &l->pick[decision == ZSP_ANSWER_ALLOW ? PICK_ALLOW : PICK_DENY];
 	if (b->scope < 0 || scope < b->scope || (scope == b->scope && id < b->id)) {
 		b->id = id;
 		b->scope = scope;
@@ -1001,7 +1030,7 @@ static int lookup_key(store_db *d, struct lookup *l, int match, const char *key,
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		consider(l, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1),
-			 sqlite3_column_int(st, 2));
+			 answer_of_disk(sqlite3_column_int(st, 2)));
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? ZSP_OK : db_fail(d, rc, err, errlen);
 }
@@ -1049,12 +1078,12 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 	int rc;
 	size_t arglen = strlen(arg);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int decision = sqlite3_column_int(st, 2);
+		int decision = answer_of_disk(sqlite3_column_int(st, 2));
 		zsp_regex *re = regex_get(s, col_text(st, 3));
 		bool hit = false;
 		int searched = re ? zsp_regex_search(re, arg, arglen, &hit) : ZSP_EINTERNAL;
 		/* a search that fails counts for a deny grant, never for an allow grant */
-		if ((searched == ZSP_OK && hit) || (searched != ZSP_OK && decision == ZSP_ANSWER_DENY))
+		if ((searched == ZSP_OK && hit) || (searched != ZSP_OK && decision != ZSP_ANSWER_ALLOW))
 			consider(l, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), decision);
 	}
 	sqlite3_reset(st);
@@ -1064,7 +1093,7 @@ static int lookup_in(zsp_store *s, store_db *d, struct lookup *l, const char *ar
 /* The picks for one argument, from the thread database and the grants database. */
 static int lookup_arg(zsp_store *s, struct lookup *l, const char *arg, char *err, size_t errlen)
 {
-	l->pick[0].scope = l->pick[1].scope = -1;
+	l->pick[PICK_ALLOW].scope = l->pick[PICK_DENY].scope = -1;
 	if (l->thread && s->threads.db) {
 		if (exec_stmt(&s->threads, ST_BEGIN_READ, err, errlen) != ZSP_OK)
 			return ZSP_EIO;
@@ -1103,9 +1132,9 @@ int zsp_store_lookup_all(zsp_store *s, const char *tool, const char *const *args
 				rollback(d);
 				return ZSP_EIO;
 			}
-			allow[i] = l.pick[ZSP_ANSWER_ALLOW];
-			if (l.pick[ZSP_ANSWER_DENY].scope >= 0) {
-				deny = l.pick[ZSP_ANSWER_DENY];
+			allow[i] = l.pick[PICK_ALLOW];
+			if (l.pick[PICK_DENY].scope >= 0) {
+				deny = l.pick[PICK_DENY];
 				break;
 			}
 			all_allow = all_allow && allow[i].scope >= 0;
@@ -1178,13 +1207,15 @@ int zsp_store_audit(zsp_store *s, const zsp_audit_record *r, char *err, size_t e
 {
 	if (!s || !r || !r->request)
 		return refuse(err, errlen, "audit: no store or no request");
+	if (disk_decision(r->decision) < 0)
+		return refuse(err, errlen, "audit: %d is not a decision", r->decision);
 	store_db *d = &s->grants;
 	sqlite3_stmt *st = stmt(d, ST_AUDIT, err, errlen);
 	if (!st || set_sync(d, false, err, errlen) != ZSP_OK || exec_stmt(d, ST_BEGIN_WRITE, err, errlen) != ZSP_OK)
 		return ZSP_EIO;
 	sqlite3_bind_int64(st, 1, r->time ? r->time : (int64_t)time(NULL));
 	bind_text(st, 2, r->request);
-	sqlite3_bind_int(st, 3, r->decision);
+	sqlite3_bind_int(st, 3, disk_decision(r->decision));
 	bind_text(st, 4, r->reason);
 	bind_text(st, 5, r->rule);
 	bind_text(st, 6, r->policy);
@@ -1210,7 +1241,7 @@ int zsp_store_audit_list(zsp_store *s, int64_t since, int (*fn)(void *ctx, const
 		zsp_audit_record r = {
 			.time = sqlite3_column_int64(st, 0),
 			.request = col_text(st, 1),
-			.decision = sqlite3_column_int(st, 2),
+			.decision = answer_of_disk(sqlite3_column_int(st, 2)),
 			.reason = col_text(st, 3),
 			.rule = col_text(st, 4),
 			.policy = col_text(st, 5),

@@ -476,6 +476,86 @@ static void test_request_text(void)
 	}
 }
 
+static char *ir_json_of(const zsp_policy_set *set)
+{
+	char *json = NULL;
+	size_t len;
+	CU_ASSERT_EQUAL(zsp_policy_set_ir_json(set, &json, &len), ZSP_OK);
+	return json;
+}
+
+/* A set bound to values after compiling (what a session does with its workspace and home) is
+ * the set compiled with those values defined, byte for byte; binding twice gives the same (the
+ * syntax trees it compiles again are left as they were); the parent set is unchanged. */
+static void test_bind(void)
+{
+	static const char *const names[] = { "WORKSPACE", "HOME", "TMPDIR", "UID", "USER" };
+	static const char *const values[] = { "/home/u/proj", "/home/u", "/tmp/t", "1000", "u" };
+	const char *top = getenv("top_srcdir");
+	char example[4096];
+	snprintf(example, sizeof(example), "%s/examples/workspace.zsp", top ? top : "..");
+	static const char text[] =
+		"zsp 1;\n"
+		"policy \"b\" { param DATA = \"${HOME}/data\";\n"
+		"  fs { read \"/\"; deny \"${DATA}\", \"~/.ssh\"; } }\n"
+		"policy \"a\" extends \"b\" { fs { write \"${WORKSPACE}\"; protect \".git\"; }\n"
+		"  tool \"read_file\" { default allow; deny path \"~/.aws/**\"; } }\n";
+	for (int k = 0; k < 2; k++) {
+		zsp_compiler *plain = zsp_compiler_new(), *with = zsp_compiler_new();
+		CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(with);
+		for (size_t i = 0; i < 5; i++)
+			CU_ASSERT_EQUAL(zsp_compiler_define(with, names[i], values[i]), ZSP_OK);
+		zsp_policy_set *bare = NULL, *want = NULL, *bound = NULL, *again = NULL;
+		int r1 = k ? zsp_compile_buffer(plain, "t.zsp", text, strlen(text), &bare)
+			   : zsp_compile_file(plain, example, &bare);
+		int r2 = k ? zsp_compile_buffer(with, "t.zsp", text, strlen(text), &want)
+			   : zsp_compile_file(with, example, &want);
+		CU_ASSERT_EQUAL_FATAL(r1, ZSP_OK);
+		CU_ASSERT_EQUAL_FATAL(r2, ZSP_OK);
+		char *before = ir_json_of(bare);
+		char err[256];
+		CU_ASSERT_EQUAL(zsp_policy_set_bind(bare, names, values, 5, &bound, err, sizeof(err)), ZSP_OK);
+		CU_ASSERT_EQUAL(zsp_policy_set_bind(bare, names, values, 5, &again, err, sizeof(err)), ZSP_OK);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(bound);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+		char *b = ir_json_of(bound), *a = ir_json_of(again), *w = ir_json_of(want);
+		char *after = ir_json_of(bare);
+		CU_ASSERT_STRING_EQUAL(b, w);
+		CU_ASSERT_STRING_EQUAL(a, w);
+		CU_ASSERT_STRING_EQUAL(after, before);
+		CU_ASSERT_PTR_NOT_NULL(strstr(b, "/home/u/.ssh"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(before, "\"path\": \"${"));
+		CU_ASSERT_PTR_NULL(strstr(b, "\"path\": \"${"));   /* a default may still say ${HOME} */
+		free(before);
+		free(after);
+		free(a);
+		free(b);
+		free(w);
+		zsp_policy_set_free(again);
+		zsp_policy_set_free(bound);
+		zsp_policy_set_free(want);
+		zsp_policy_set_free(bare);
+		zsp_compiler_free(plain);
+		zsp_compiler_free(with);
+	}
+	/* a value that makes a path relative does not compile: the first error says why */
+	zsp_compiler *c = zsp_compiler_new();
+	zsp_policy_set *bare = NULL, *bound = (zsp_policy_set *)1;
+	CU_ASSERT_EQUAL_FATAL(zsp_compile_buffer(c, "t.zsp", text, strlen(text), &bare), ZSP_OK);
+	const char *rel[] = { "rel/dir" };
+	char err[256];
+	CU_ASSERT_EQUAL(zsp_policy_set_bind(bare, names, rel, 1, &bound, err, sizeof(err)), ZSP_EPOLICY);
+	CU_ASSERT_PTR_NULL(bound);
+	CU_ASSERT(strncmp(err, "t.zsp:", 6) == 0 && strstr(err, ": error: ") && strstr(err, "rel/dir"));
+	/* and one that cannot be a parameter value is refused */
+	const char *ctl[] = { "/a\nb" };
+	CU_ASSERT_EQUAL(zsp_policy_set_bind(bare, names, ctl, 1, &bound, err, sizeof(err)), ZSP_EUSAGE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "WORKSPACE"));
+	zsp_policy_set_free(bare);
+	zsp_compiler_free(c);
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -494,7 +574,8 @@ int main(void)
 	    !CU_add_test(s, "positions", test_positions) ||
 	    !CU_add_test(s, "diag render", test_diag_render) ||
 	    !CU_add_test(s, "fs order", test_fs_order) ||
-	    !CU_add_test(s, "regex limit", test_regex_limit)) {
+	    !CU_add_test(s, "regex limit", test_regex_limit) ||
+	    !CU_add_test(s, "bind", test_bind)) {
 		CU_cleanup_registry();
 		return 2;
 	}

@@ -395,6 +395,9 @@ static void test_bad_arguments(void)
 		    .pattern = "(", .decision = ZSP_ANSWER_ALLOW }, "does not compile" },
 		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "terminal", .match = ZSP_MATCH_EXACT,
 		    .pattern = "x", .decision = ZSP_ANSWER_ASK }, "allow or deny" },
+		/* a spec whose decision was left out (0) is no allow grant */
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "terminal", .match = ZSP_MATCH_EXACT,
+		    .pattern = "x" }, "allow or deny" },
 		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "edit_file", .match = ZSP_MATCH_PATH,
 		    .pattern = "src", .decision = ZSP_ANSWER_ALLOW }, "absolute" },
 		{ { .scope = (enum zsp_grant_scope)9, .tool = "terminal", .match = ZSP_MATCH_EXACT,
@@ -427,6 +430,53 @@ static void test_bad_arguments(void)
 	CU_ASSERT_EQUAL(decide(s, "terminal \"make\"", NULL), ZSP_ANSWER_ASK);
 	char reason[64], hash[80];
 	CU_ASSERT_EQUAL(audit_rows(state, reason, hash), 0);
+	zsp_session_free(s);
+	zsp_grants_close(g);
+}
+
+/* A grants.db written before enum zsp_answer was renumbered (ALLOW was 0; the database keeps
+ * 0 allow, 1 deny): through the shared library its grants answer as they were given. */
+static void test_old_numbering(void)
+{
+	char state[512], path[600], file[600];
+	fresh_state(state, sizeof state);
+	CU_ASSERT_EQUAL_FATAL(mkdir(state, 0700), 0);
+	snprintf(path, sizeof path, "%s/grants.db", state);
+	const char *top = getenv("top_srcdir");
+	snprintf(file, sizeof file, "%s/tests/store/numbering-v2.sql", top ? top : "..");
+	FILE *f = fopen(file, "r");
+	static char sql[1 << 16];
+	size_t n = f ? fread(sql, 1, sizeof sql - 1, f) : 0;
+	if (f)
+		fclose(f);
+	sql[n] = '\0';
+	sqlite3 *db = NULL;
+	CU_ASSERT_FATAL(n > 0 && sqlite3_open(path, &db) == SQLITE_OK &&
+			sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	chmod(path, 0600);
+	zsp_grants *g = open_grants(state);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	zsp_session *s = session(g, NULL, NULL, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	static const struct {
+		const char *request;
+		int answer;
+		const char *grant;
+	} cases[] = {
+		{ "terminal \"make\"", ZSP_ANSWER_ALLOW, "\"grant\":1" },
+		{ "terminal \"make deploy\"", ZSP_ANSWER_DENY, "\"grant\":2" },
+		{ "terminal \"cargo build\"", ZSP_ANSWER_ALLOW, "\"grant\":3" },
+		{ "terminal \"npm install\"", ZSP_ANSWER_DENY, "\"grant\":4" },
+		{ "terminal \"gcc x.c\"", ZSP_ANSWER_ASK, NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *json = NULL;
+		CU_ASSERT_EQUAL(decide(s, cases[i].request, &json), cases[i].answer);
+		CU_ASSERT(json && (cases[i].grant ? strstr(json, cases[i].grant) != NULL
+						  : strstr(json, "\"grant\"") == NULL));
+		free(json);
+	}
 	zsp_session_free(s);
 	zsp_grants_close(g);
 }
@@ -630,6 +680,7 @@ int main(void)
 	    !CU_add_test(s, "store error", test_store_error) ||
 	    !CU_add_test(s, "revoke", test_revoke) ||
 	    !CU_add_test(s, "bad arguments", test_bad_arguments) ||
+	    !CU_add_test(s, "a store of the old numbering", test_old_numbering) ||
 	    !CU_add_test(s, "same as zspc --query", test_same_as_zspc)) {
 		CU_cleanup_registry();
 		return 2;

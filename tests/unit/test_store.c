@@ -83,23 +83,25 @@ static void test_validation(void)
 		zsp_grant g;
 		const char *want;
 	} bad[] = {
-		{ { .scope = 9, .tool = "t", .pattern = "x" }, "scope" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .match = 7, .tool = "t", .pattern = "x" }, "matcher" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .pattern = "x", .decision = 2 }, "allow or deny" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "", .pattern = "x" }, "tool" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PREFIX }, "pattern" },
-		{ { .scope = ZSP_GRANT_THREAD, .tool = "t", .pattern = "x" }, "thread ID" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .thread = "t1", .tool = "t", .pattern = "x" }, "takes no thread" },
-		{ { .scope = ZSP_GRANT_PROJECT, .tool = "t", .pattern = "x" }, "absolute canonical" },
-		{ { .scope = ZSP_GRANT_PROJECT, .project = "rel/dir", .tool = "t", .pattern = "x" }, "absolute canonical" },
-		{ { .scope = ZSP_GRANT_PROJECT, .project = "/a/../b", .tool = "t", .pattern = "x" }, "absolute canonical" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .project = "/a", .tool = "t", .pattern = "x" }, "only a project" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PREFIX, .pattern = "(" }, "does not compile" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PATH, .pattern = "a/b" }, "absolute directory" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "a..b" }, "host name" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "*.*.b" }, "host name" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "a b" }, "host name" },
-		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .pattern = "x", .expires = -1 }, "negative" },
+		{ { .scope = 9, .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "scope" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .match = 7, .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "matcher" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ASK }, "allow or deny" },
+		/* 0 is no answer: a spec whose decision was left out is refused, never an allow */
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .pattern = "x" }, "allow or deny" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "tool" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PREFIX, .decision = ZSP_ANSWER_ALLOW }, "pattern" },
+		{ { .scope = ZSP_GRANT_THREAD, .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "thread ID" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .thread = "t1", .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "takes no thread" },
+		{ { .scope = ZSP_GRANT_PROJECT, .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "absolute canonical" },
+		{ { .scope = ZSP_GRANT_PROJECT, .project = "rel/dir", .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "absolute canonical" },
+		{ { .scope = ZSP_GRANT_PROJECT, .project = "/a/../b", .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "absolute canonical" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .project = "/a", .tool = "t", .pattern = "x", .decision = ZSP_ANSWER_ALLOW }, "only a project" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PREFIX, .pattern = "(", .decision = ZSP_ANSWER_ALLOW }, "does not compile" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_PATH, .pattern = "a/b", .decision = ZSP_ANSWER_ALLOW }, "absolute directory" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "a..b", .decision = ZSP_ANSWER_ALLOW }, "host name" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "*.*.b", .decision = ZSP_ANSWER_ALLOW }, "host name" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .match = ZSP_MATCH_HOST, .pattern = "a b", .decision = ZSP_ANSWER_ALLOW }, "host name" },
+		{ { .scope = ZSP_GRANT_GLOBAL, .tool = "t", .pattern = "x", .expires = -1, .decision = ZSP_ANSWER_ALLOW }, "negative" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		err[0] = '\0';
@@ -115,7 +117,7 @@ static void test_validation(void)
 	CU_ASSERT_EQUAL(zsp_store_add(s, NULL, NULL, err, sizeof err), ZSP_EUSAGE);
 	CU_ASSERT_EQUAL(zsp_store_validate(NULL, err, sizeof err), ZSP_EUSAGE);
 	zsp_grant ok = { .scope = ZSP_GRANT_PROJECT, .project = "/a/b", .tool = "t",
-			 .match = ZSP_MATCH_HOST, .pattern = "*.example.com" };
+			 .match = ZSP_MATCH_HOST, .pattern = "*.example.com", .decision = ZSP_ANSWER_DENY };
 	CU_ASSERT_EQUAL(zsp_store_validate(&ok, err, sizeof err), ZSP_OK);
 	zsp_store_close(s);
 }
@@ -426,7 +428,8 @@ static void test_no_runtime_dir(void)
 	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_OK);
 	CU_ASSERT_PTR_NULL(zsp_store_threads_path(s));
 	err[0] = '\0';
-	zsp_grant g = { .scope = ZSP_GRANT_THREAD, .thread = "T", .tool = "t", .pattern = "x" };
+	zsp_grant g = { .scope = ZSP_GRANT_THREAD, .thread = "T", .tool = "t", .pattern = "x",
+			.decision = ZSP_ANSWER_ALLOW };
 	CU_ASSERT_EQUAL(zsp_store_add(s, &g, NULL, err, sizeof err), ZSP_EIO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no runtime directory"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "never on disk"));
@@ -529,6 +532,123 @@ static void test_migration(void)
 	CU_ASSERT_EQUAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_EIO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "newer zsp"));
 	CU_ASSERT_PTR_NULL(s);
+}
+
+/* Runs the SQL of tests/store/NAME into the new database path (its test data). */
+static bool load_fixture(const char *name, const char *path)
+{
+	const char *top = getenv("top_srcdir");
+	char file[600];
+	snprintf(file, sizeof file, "%s/tests/store/%s", top ? top : "..", name);
+	FILE *f = fopen(file, "r");
+	char *sql = f ? calloc(1, 1 << 16) : NULL;
+	size_t n = sql ? fread(sql, 1, (1 << 16) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	sqlite3 *db = NULL;
+	bool ok = n > 0 && sqlite3_open(path, &db) == SQLITE_OK &&
+		  sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+	if (!ok)
+		fprintf(stderr, "cannot load %s into %s: %s\n", file, path, db ? sqlite3_errmsg(db) : "");
+	sqlite3_close(db);
+	free(sql);
+	chmod(path, 0600);
+	return ok;
+}
+
+struct decisions {
+	int d[16];
+	size_t n;
+};
+
+static int collect_grant_decision(void *ctx, const zsp_grant *g)
+{
+	struct decisions *c = ctx;
+	if (c->n < 16)
+		c->d[c->n++] = g->decision;
+	return 0;
+}
+
+static int collect_audit_decision(void *ctx, const zsp_audit_record *r)
+{
+	struct decisions *c = ctx;
+	if (c->n < 16)
+		c->d[c->n++] = r->decision;
+	return 0;
+}
+
+/* The decision column of the row of table with the highest id, as stored. */
+static int stored_decision(const char *path, const char *table)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT decision FROM %s ORDER BY id DESC LIMIT 1", table);
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	int d = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		d = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return d;
+}
+
+/* A grants.db written before enum zsp_answer was renumbered (ALLOW was 0) reads as it was
+ * written: each grant answers and lists with its own decision, each audit row keeps its own;
+ * and what this zsp writes keeps the numbers on disk, for a zsp of either numbering. */
+static void test_old_numbering(void)
+{
+	char state[512], run[512], path[600];
+	fresh(state, run);
+	mkdir(state, 0700);
+	snprintf(path, sizeof path, "%s/grants.db", state);
+	CU_ASSERT_FATAL(load_fixture("numbering-v2.sql", path));
+	zsp_store_where w = { .state_dir = state, .threads_in_memory = true };
+	zsp_store *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_store_open(&w, &s, err, sizeof err), ZSP_OK);
+	int64_t id = 0;
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, 1);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "make deploy", NULL, NULL, &id), ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(id, 2);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "cargo build", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, 3);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "npm install", NULL, NULL, &id), ZSP_ANSWER_DENY);
+	CU_ASSERT_EQUAL(id, 4);
+	CU_ASSERT_EQUAL(ask(s, "read_file", "/srv/data/x", NULL, NULL, &id), ZSP_ANSWER_ALLOW);
+	CU_ASSERT_EQUAL(id, 5);
+	CU_ASSERT_EQUAL(ask(s, "terminal", "gcc x.c", NULL, NULL, NULL), -1);
+	struct decisions g = { { 0 }, 0 }, a = { { 0 }, 0 };
+	CU_ASSERT_EQUAL(zsp_store_list(s, collect_grant_decision, &g, err, sizeof err), ZSP_OK);
+	static const int want_grants[] = { ZSP_ANSWER_ALLOW, ZSP_ANSWER_DENY, ZSP_ANSWER_ALLOW,
+					   ZSP_ANSWER_DENY, ZSP_ANSWER_ALLOW };
+	CU_ASSERT_EQUAL_FATAL(g.n, 5);
+	for (size_t i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(g.d[i], want_grants[i]);
+	CU_ASSERT_EQUAL(zsp_store_audit_list(s, 0, collect_audit_decision, &a, err, sizeof err), ZSP_OK);
+	static const int want_audit[] = { ZSP_ANSWER_ALLOW, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK,
+					  ZSP_ANSWER_ALLOW, ZSP_ANSWER_DENY };
+	CU_ASSERT_EQUAL_FATAL(a.n, 5);
+	for (size_t i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(a.d[i], want_audit[i]);
+	/* written now: the numbers the old rows have (0 allow, 1 deny, 2 ask) */
+	static const struct {
+		int answer, disk;
+	} codes[] = { { ZSP_ANSWER_ALLOW, 0 }, { ZSP_ANSWER_DENY, 1 }, { ZSP_ANSWER_ASK, 2 } };
+	for (size_t i = 0; i < 3; i++) {
+		zsp_audit_record r = { .request = "terminal \"x\"", .decision = codes[i].answer };
+		CU_ASSERT_EQUAL(zsp_store_audit(s, &r, err, sizeof err), ZSP_OK);
+		CU_ASSERT_EQUAL(stored_decision(path, "audit"), codes[i].disk);
+		if (codes[i].answer == ZSP_ANSWER_ASK)
+			continue;
+		CU_ASSERT(add(s, ZSP_GRANT_GLOBAL, NULL, NULL, "t", ZSP_MATCH_EXACT, "x", codes[i].answer) > 0);
+		CU_ASSERT_EQUAL(stored_decision(path, "grants"), codes[i].disk);
+	}
+	/* and no number that is no answer reaches the trail */
+	zsp_audit_record none = { .request = "terminal \"x\"", .decision = 0 };
+	CU_ASSERT_EQUAL(zsp_store_audit(s, &none, err, sizeof err), ZSP_EUSAGE);
+	CU_ASSERT_EQUAL(stored_decision(path, "audit"), 2);
+	zsp_store_close(s);
 }
 
 /* Opening state (with grants.db prepared by how) fails with a message containing want. */
@@ -661,6 +781,7 @@ int main(void)
 	    !CU_add_test(s, "no runtime dir", test_no_runtime_dir) ||
 	    !CU_add_test(s, "defaults from env", test_defaults_from_env) ||
 	    !CU_add_test(s, "migration", test_migration) ||
+	    !CU_add_test(s, "old numbering", test_old_numbering) ||
 	    !CU_add_test(s, "refusals", test_refusals)) {
 		CU_cleanup_registry();
 		return 2;
