@@ -1301,6 +1301,12 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	}
 	if (o->chdir)
 		args(&pl, "--chdir", o->chdir, NULL);
+	/* after every mount of the policy's, so that none covers it (doc/linux.md "The exec step") */
+	if (o->exec_step) {
+		char fd[16];
+		snprintf(fd, sizeof(fd), "%d", ZSP_FD_EXEC);
+		args(&pl, "--ro-bind-fd", fd, ZSP_EXEC_PATH);
+	}
 	if (pl.nmissing) {
 		char names[256] = "";
 		for (size_t i = 0; i < pl.nnames_shown; i++)
@@ -1350,7 +1356,8 @@ int zsp_bwrap_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *ou
 		zsp_diag_error_noloc(d, "out of memory");
 		return ZSP_EINTERNAL;
 	}
-	zsp_linux_opts lo = { .chdir = in->chdir, .environ = in->environ, .seccomp = true, .proc = true };
+	zsp_linux_opts lo = { .chdir = in->chdir, .environ = in->environ, .seccomp = true, .proc = true,
+			      .exec_step = true };
 	zsp_bwrap_plan bp;
 	zsp_linux_check(in->p, d);
 	int rc = zsp_bwrap_plan_build(in->p, &lo, a, d, &bp);

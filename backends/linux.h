@@ -13,11 +13,20 @@
 #include "lang/diag.h"
 
 /* File descriptor numbers the emitted argv refers to. zsp-run moves its descriptors there;
- * a reader of `zspc --emit bwrap` runs it as `bwrap ARGS 3<policy.bpf 4</dev/null`. */
+ * a reader of `zspc --emit bwrap` runs it as
+ * `bwrap ARGS -- /dev/zsp-exec -- CMD 3<policy.bpf 4</dev/null 7<zsp-exec` (doc/linux.md). */
 enum {
 	ZSP_FD_SECCOMP = 3, /* the BPF program (--seccomp) */
 	ZSP_FD_EMPTY = 4,   /* an empty file: the contents of every mask of a hidden file */
+	ZSP_FD_EXEC = 7,    /* zsp-exec, zsp's exec step (runtime/zsp-exec.c): --ro-bind-fd */
 };
+
+/* Where the exec step is in the sandbox: bwrap's own /dev (a tmpfs it always mounts, so the
+ * mount point never lands in the user's tree nor under a directory the policy hides), bound
+ * read-only from the descriptor zsp-run opened (the file it checked, not whatever the path
+ * names by the time bwrap mounts). The sandbox cannot replace it: no rename, unlink or
+ * unmount of a mount point without CAP_SYS_ADMIN. */
+#define ZSP_EXEC_PATH "/dev/zsp-exec"
 
 typedef struct zsp_linux_opts {
 	const char *chdir;        /* --chdir; NULL: none */
@@ -30,6 +39,8 @@ typedef struct zsp_linux_opts {
 	size_t nreadonly;         /* policy and its includes) */
 	const char *const *hidden; /* directories it must not see at all (zsp's own state) */
 	size_t nhidden;
+	bool exec_step;           /* bind zsp-exec from ZSP_FD_EXEC at ZSP_EXEC_PATH, last: the
+				   * command then runs as ZSP_EXEC_PATH [OPTIONS] -- CMD... */
 } zsp_linux_opts;
 
 /* A missing denied name under a writable root is masked by a read-only empty directory: its

@@ -6,7 +6,8 @@
 # Then the same in a workspace of BIG files (default 100000; 0: skip): what the walks of a large
 # repository cost (protected names below the top at launch, the check after the run).
 # The workspace and TMPDIR are scratch directories in which every protected name exists, so the
-# argv has no placeholder and both commands mount exactly the same things.
+# argv has no placeholder and both commands mount exactly the same things; the bare bwrap runs
+# /bin/true through zsp's exec step (zsp-exec beside zsp-run) as zsp-run does.
 set -eu
 ZSP_RUN=${ZSP_RUN:-./zsp-run}
 ZSPC=${ZSPC:-./zspc}
@@ -19,6 +20,8 @@ ZSP_RUN=$(cd "$(dirname "$ZSP_RUN")" && pwd)/$(basename "$ZSP_RUN")
 ZSPC=$(cd "$(dirname "$ZSPC")" && pwd)/$(basename "$ZSPC")
 policy=$(cd "$(dirname "$policy")" && pwd)/$(basename "$policy")
 bwrap=$(command -v bwrap) || die "needs bwrap"
+exec_step=$(dirname "$ZSP_RUN")/zsp-exec
+[ -x "$exec_step" ] || die "no zsp-exec beside $ZSP_RUN"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zsp-launch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -41,7 +44,7 @@ tr '\0' '\n' <"$tmp/args" | while IFS= read -r a; do printf '%s\n' "$a"; done >"
 	die "zsp-run and the bare bwrap would not run the same argv"
 
 set -- "$ZSP_RUN -p $policy -- /bin/true" \
-	"$bwrap --args 5 -- /bin/true 5<$tmp/args 3<$tmp/bpf 4</dev/null"
+	"$bwrap --args 5 -- /dev/zsp-exec -- /bin/true 5<$tmp/args 3<$tmp/bpf 4</dev/null 7<$exec_step"
 names="zsp-run bwrap"
 if command -v firejail >/dev/null 2>&1; then
 	set -- "$@" "firejail --quiet --noprofile /bin/true"
@@ -75,7 +78,7 @@ find "$big" -mindepth 2 -maxdepth 2 -type d -name 'e*' -exec sh -c 'cd "$1" && t
 cd "$big"
 "$ZSPC" --emit bwrap --format nul -o "$tmp/bigargs" "$policy" 2>/dev/null
 set -- "$ZSP_RUN -Wno-unenforced -p $policy -- /bin/true" \
-	"$bwrap --args 5 -- /bin/true 5<$tmp/bigargs 3<$tmp/bpf 4</dev/null"
+	"$bwrap --args 5 -- /dev/zsp-exec -- /bin/true 5<$tmp/bigargs 3<$tmp/bpf 4</dev/null 7<$exec_step"
 hyperfine --style basic --warmup 2 --runs "$((RUNS / 5 + 3))" --export-json "$tmp/b.json" "$@" >/dev/null 2>&1 ||
 	die "hyperfine failed in the large workspace: run it by hand: hyperfine '$1'"
 awk -v n="$(find "$big" | wc -l)" '

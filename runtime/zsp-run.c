@@ -493,7 +493,7 @@ static int run(struct run_opts *o, char *const *cmd)
 		.chdir = cwd, .environ = environ, .proc = !o->no_proc,
 		.home = env_home && env_home[0] == '/' ? env_home : zsp_builtin_params_get(&o->builtins, "HOME"),
 		.readonly = ir->inputs, .nreadonly = ir->ninputs,
-		.hidden = hidden_ptrs, .nhidden = nhidden,
+		.hidden = hidden_ptrs, .nhidden = nhidden, .exec_step = true,
 	};
 	if (!a)
 		zsp_die_oom();

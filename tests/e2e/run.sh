@@ -1,7 +1,7 @@
 #!/bin/sh
-# run.sh: zsp-run's contract, for real (bwrap, seccomp, the kernel): exit statuses, the setup
-# failure code, no placeholder left behind, the environment and descriptors that reach the
-# sandbox, the built-in default policy, --print, --strict, --doctor. Each case runs as the
+# run.sh: zsp-run's contract, for real (bwrap, seccomp, the kernel): exit statuses (127 and 126
+# from the exec step), the setup failure code, no placeholder left behind, the environment and
+# descriptors that reach the sandbox, the built-in default policy, --print, --strict, --doctor. Each case runs as the
 # current user and, under root, again as uid 65534.
 
 zsp_suite=e2e-run zsp_up=../..
@@ -43,6 +43,64 @@ for who in $(identities); do
 	expect_rc 66 "missing policy file" "$ZSP_RUN" -p "$tmp/none.zsp" -- true
 	printf 'zsp 1;\npolicy "x" { fs { read "/" } }\n' >"$tmp/broken.zsp"
 	expect_rc 1 "policy with errors" "$ZSP_RUN" -p "$tmp/broken.zsp" -- true
+
+	# the exec step (zsp-exec): 127 and 126 as bash gives them, said on stderr, the name escaped
+	expect_rc 127 "a command not found" "$ZSP_RUN" -- zsp-no-such-command
+	grep -qx "zsp-run: zsp-no-such-command: command not found" "$tmp/err" && ok ||
+		bad "no 'command not found': $(cat "$tmp/err")"
+	expect_rc 127 "a path that does not exist" "$ZSP_RUN" -- ./no-such-file
+	grep -qx "zsp-run: ./no-such-file: No such file or directory" "$tmp/err" && ok || bad "127: $(cat "$tmp/err")"
+	expect_rc 126 "a file that is not executable" "$ZSP_RUN" -- "$ws/src/main.rs"
+	grep -qx "zsp-run: $ws/src/main.rs: Permission denied" "$tmp/err" && ok || bad "126: $(cat "$tmp/err")"
+	expect_rc 126 "a directory" "$ZSP_RUN" -- "$ws/src"
+	grep -qx "zsp-run: $ws/src: Is a directory" "$tmp/err" && ok || bad "126 (directory): $(cat "$tmp/err")"
+	printf '\177ELF\000x' >"$ws/bad"
+	printf 'echo "script:$0:$1"\n' >"$ws/s"
+	chmod 755 "$ws/bad" "$ws/s"
+	expect_rc 126 "a file that is not a program" "$ZSP_RUN" -- ./bad
+	grep -qx "zsp-run: ./bad: cannot execute binary file: Exec format error" "$tmp/err" && ok || bad "ENOEXEC: $(cat "$tmp/err")"
+	expect_rc 0 "a script without #! runs with /bin/sh" "$ZSP_RUN" -- ./s x
+	grep -qx "script:./s:x" "$tmp/out" && ok || bad "a script without #!: $(cat "$tmp/out" "$tmp/err")"
+	rm -f "$ws/bad" "$ws/s"
+	expect_rc 127 "a name with control characters" "$ZSP_RUN" -- "$(printf 'zsp\033[2Jx')"
+	grep -qx 'zsp-run: zsp\\x1b\[2Jx: command not found' "$tmp/err" && ! grep -q "$(printf '\033')" "$tmp/err" && ok ||
+		bad "the name was not escaped: $(od -c "$tmp/err" | head -3)"
+	# a directory of $PATH the user cannot search is passed over (execvp would say EACCES: 126)
+	mkdir -m 000 "$world/locked"
+	expect_rc 127 "an unsearchable PATH entry" env PATH="$world/locked:/usr/bin:/bin" "$ZSP_RUN" -D HOME="$home" -- zsp-no-such-command
+	expect_rc 0 "the command's argv, argv[0] included" "$ZSP_RUN" -- sh -c 'printf "%s|" "$0" "$@"' zero one 'two words'
+	[ "$(cat "$tmp/out")" = "zero|one|two words|" ] && ok || bad "argv changed: $(cat "$tmp/out")"
+	expect_rc 0 "the environment is the policy's, nothing added" env -i PATH=/usr/bin:/bin HOME="$home" \
+		TMPDIR="$tmpdir" LANG=C.UTF-8 SECRET_TOKEN=x "$ZSP_RUN" -D HOME="$home" -- env
+	# (PWD is bwrap's, for --chdir)
+	[ "$(sort "$tmp/out" | tr '\n' ' ')" = "HOME=$home LANG=C.UTF-8 PATH=/usr/bin:/bin PWD=$ws TMPDIR=$tmpdir " ] && ok ||
+		bad "the environment: $(sort "$tmp/out" | tr '\n' ' ')"
+	expect_rc 0 "no descriptor but stdio reaches the command" "$ZSP_RUN" -- sh -c 'ls /proc/$$/fd'
+	[ "$(sort -n "$tmp/out" | tr '\n' ' ')" = "0 1 2 " ] && ok || bad "descriptors in the sandbox: $(tr '\n' ' ' <"$tmp/out")"
+	expect_rc 0 "--no-proc: the exec step runs" "$ZSP_RUN" --no-proc -- sh -c 'exit 0'
+	expect_rc 127 "--no-proc: 127 still" "$ZSP_RUN" --no-proc -- zsp-no-such-command
+	expect_rc 0 "the sandbox cannot replace the exec step" "$ZSP_RUN" -- sh -c \
+		'! { echo x > /dev/zsp-exec || rm -f /dev/zsp-exec || mv /dev/zsp-exec /dev/x || umount /dev/zsp-exec; } 2>/dev/null && test -x /dev/zsp-exec'
+	expect_rc 0 "--print shows the exec step" "$ZSP_RUN" --print
+	[ "$(tail -n 3 "$tmp/out" | tr '\n' ' ')" = "--ro-bind-fd 7 /dev/zsp-exec " ] && ok ||
+		bad "--print: $(tail -n 3 "$tmp/out" | tr '\n' ' ')"
+	# a zsp-run without its exec step beside it is a setup error, and nothing runs
+	mkdir -p "$world/lonely"
+	copy_program "$ZSP_RUN" "$world/lonely/zsp-run"
+	expect_rc 125 "no exec step" "$world/lonely/zsp-run" -D HOME="$home" -- sh -c "touch $world/ran-lonely"
+	grep -q "exec step $world/lonely/zsp-exec cannot be used" "$tmp/err" && ok || bad "no exec step: $(cat "$tmp/err")"
+	[ ! -e "$world/ran-lonely" ] && ok || bad "the command ran without the exec step"
+	# a mount bwrap fails after it started its child: the command never ran, so 125, not bwrap's 1
+	real=$(command -v bwrap)
+	cat >"$tmp/failing-bwrap.$who" <<EOS
+#!/bin/sh
+exec "$real" --ro-bind /nonexistent/zsp-source /zsp-target "\$@"
+EOS
+	chmod 755 "$tmp/failing-bwrap.$who"
+	expect_rc 125 "a mount that fails inside bwrap" env ZSP_BWRAP="$tmp/failing-bwrap.$who" "$ZSP_RUN" -- sh -c "touch $world/ran-failing"
+	grep -q "Can't find source path /nonexistent/zsp-source" "$tmp/err" && grep -q "could not be set up" "$tmp/err" && ok ||
+		bad "a failed mount: $(cat "$tmp/err")"
+	[ ! -e "$world/ran-failing" ] && ok || bad "the command ran although a mount failed"
 
 	# setup failures: 125, a reason, and the command never runs
 	marker=$world/ran
