@@ -96,8 +96,15 @@ int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *w
 	*out = NULL;
 	if (p && unresolved_rule(p))
 		return ZSP_EUSAGE;
-	zsp_oracle_env env = { workspace, home, true };
+	zsp_oracle_env env = { .workspace = workspace, .home = home, .resolve_symlinks = true };
 	return zsp_session_new_env(set, policy, &env, out);
+}
+
+int zsp_session_set_shell(zsp_session *s, const char *shell)
+{
+	if (shell && shell[0] != '/')
+		return ZSP_EUSAGE;
+	return zsp_decider_set_shell(s->d, shell);
 }
 
 const zsp_ir_policy *zsp_session_policy(const zsp_session *s)
