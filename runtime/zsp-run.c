@@ -48,7 +48,9 @@ static const char usage_text[] =
 	"  --no-proc          no /proc in the sandbox (where a container forbids mounting it)\n"
 	"  --print            print the bwrap options instead of running\n"
 	"  -c COMMAND         ask the policy about `terminal \"COMMAND\"` first (then the grants,\n"
-	"                     then you on the terminal), and run it with sh -c when allowed\n"
+	"                     then you on the terminal), and run it with /bin/sh -c when allowed\n"
+	"  --shell PATH       -c: run it with PATH -c instead, and have the policy judge it as that\n"
+	"                     shell runs it (one other than sh, dash, bash makes an allow ask)\n"
 	"  --thread ID        -c: the agent thread (conversation) it runs for\n"
 	"  --project DIR      -c: the project of `always in this project` (default: WORKSPACE)\n"
 	"  --state-dir DIR    -c: grants and audit trail (default: $XDG_STATE_HOME/zsp)\n"
@@ -72,6 +74,7 @@ struct run_opts {
 	zsp_cli_compile cc;        /* -I -W -D --strict */
 	bool no_proc, print, no_audit;
 	const char *command, *thread, *project, *state_dir, *runtime_dir;  /* -c and its options */
+	const char *shell;         /* --shell: what runs -c's command (NULL: /bin/sh) */
 	zsp_builtin_params builtins;
 };
 
@@ -144,8 +147,8 @@ static int gate_decide(struct gate *g)
 	snprintf(g->reason, sizeof(g->reason), "%s", r.v->reason);
 	if (where && r.v->rule)
 		snprintf(g->rule, sizeof(g->rule), "%s: %s", where, r.v->rule);
-	else
-		snprintf(g->rule, sizeof(g->rule), "%s", r.v->rule ? r.v->rule : where ? where : "");
+	else   /* no rule decided (a shell it cannot judge, input it cannot split): say why */
+		snprintf(g->rule, sizeof(g->rule), "%s", r.v->rule ? r.v->rule : where ? where : r.v->detail ? r.v->detail : "");
 	return 0;
 }
 
@@ -297,6 +300,8 @@ static int gate_session(struct gate *g, const zsp_policy_set *set, const char *w
 {
 	const struct run_opts *o = g->o;
 	int rc = zsp_session_new(set, g->p->name, workspace, home, &g->s);
+	if (rc == ZSP_OK)
+		rc = zsp_session_set_shell(g->s, o->shell);
 	if (rc == ZSP_EINTERNAL)
 		zsp_die_oom();
 	if (rc != ZSP_OK) {
@@ -476,7 +481,7 @@ static int run(struct run_opts *o, char *const *cmd)
 		zsp_policy_set_free(set);
 		return rc == ZSP_EPOLICY || rc == ZSP_EUSAGE || rc == ZSP_ENOINPUT ? rc : ZSP_RUN_ESETUP;
 	}
-	char *sh_c[] = { "sh", "-c", (char *)o->command, NULL };
+	char *sh_c[] = { (char *)(o->shell ? o->shell : "/bin/sh"), "-c", (char *)o->command, NULL };
 	char *cwd = getcwd(NULL, 0);
 	zsp_arena *a = zsp_arena_new();
 	zsp_diag *d = zsp_compiler_diag(c);
@@ -554,6 +559,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		OPT_STATE_DIR,
 		OPT_RUNTIME_DIR,
 		OPT_NO_AUDIT,
+		OPT_SHELL,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -567,6 +573,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "no-audit", no_argument, NULL, OPT_NO_AUDIT },
+		{ "shell", required_argument, NULL, OPT_SHELL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -614,6 +621,11 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		case OPT_RUNTIME_DIR:
 			o->runtime_dir = optarg;
 			break;
+		case OPT_SHELL:
+			if (optarg[0] != '/')
+				return zsp_usage_error("--shell %s: give the shell's absolute path (e.g. /bin/bash)", optarg);
+			o->shell = optarg;
+			break;
 		case OPT_STRICT:
 			o->cc.strict = true;
 			break;
@@ -643,9 +655,9 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 			return zsp_usage_error("unknown option `%s`", argv[optind - 1]);
 		}
 	}
-	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir || o->no_audit))
-		return zsp_usage_error("%s", "--thread, --project, --state-dir, --runtime-dir and --no-audit go "
-				       "with -c COMMAND");
+	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir || o->no_audit || o->shell))
+		return zsp_usage_error("%s", "--thread, --project, --state-dir, --runtime-dir, --no-audit and --shell "
+				       "go with -c COMMAND");
 	if (o->command && (doctor || verify || o->print))
 		return zsp_usage_error("%s", "-c runs a command: it does not go with --doctor, --verify or --print");
 	if (o->command && optind != argc)
