@@ -68,8 +68,8 @@ typedef struct plan {
 	size_t n, cap;
 	char **argv;
 	size_t argc, argcap;
-	char **ph, **locks, **roots, **fixed;
-	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap;
+	char **ph, **locks, **roots, **fixed, **dropped;
+	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap, ndropped, droppedcap;
 	bool failed;
 	bool oom;                   /* failed for want of memory (not yet reported) */
 	size_t nmissing;            /* protected names the sandbox could create (not mounted) */
@@ -1162,15 +1162,17 @@ static void emit_env(plan *pl)
 		}
 		bool pass = p->env_clear ? zsp_env_keeps(p->env_keep, p->nenv_keep, name)
 					 : !env_listed(p->env_unset, p->nenv_unset, name);
-		if (env_listed(p->env_set, p->nenv_set, name))
-			pass = false;
+		bool replaced = env_listed(p->env_set, p->nenv_set, name);
 		/* WSL2 interop: the socket a sandboxed process would use to start Windows programs */
-		if (strcmp(name, "WSL_INTEROP") == 0)
-			pass = false;
-		if (pass)
+		bool interop = strcmp(name, "WSL_INTEROP") == 0;
+		if (pass && !replaced && !interop)
 			names[k++] = (char *)kv;
+		else if (!pass && !replaced && p->env_clear)
+			push_str(pl, &pl->dropped, &pl->ndropped, &pl->droppedcap, name);
 	}
 	qsort(names, k, sizeof(char *), env_cmp);
+	if (pl->ndropped)
+		qsort(pl->dropped, pl->ndropped, sizeof(char *), env_cmp);
 	for (size_t i = 0; i < k; i++) {
 		const char *eq = strchr(names[i], '=');
 		char *name = zsp_arena_strndup(pl->a, names[i], (size_t)(eq - names[i]));
@@ -1332,6 +1334,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	out->nroots = pl.nroots;
 	out->fixed = pl.fixed;
 	out->nfixed = pl.nfixed;
+	out->dropped = pl.dropped;
+	out->ndropped = pl.ndropped;
 	return ZSP_OK;
 }
 

@@ -59,6 +59,9 @@ typedef struct zsp_bwrap_plan {
 	size_t nroots;
 	char **fixed;             /* protected names mounted read-only (they existed at launch) */
 	size_t nfixed;
+	char **dropped;           /* names of the caller's variables that `env clear` kept out
+				   * (not those `env set` replaces), sorted: what zsp-run reports */
+	size_t ndropped;
 } zsp_bwrap_plan;
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file
