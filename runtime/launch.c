@@ -63,8 +63,8 @@ const char *zsp_exec_path(void)
 	return beside;
 }
 
-/* The exec step, opened for bwrap's --ro-bind-fd: a regular file that can be executed. The
- * descriptor, or -1 with why in msg. */
+/* The exec step, opened for bwrap's --ro-bind-fd (which binds that very file: doc/facts.md
+ * §bwrap): a regular file that can be executed. The descriptor, or -1 with why in msg. */
 static int open_exec_step(char *msg, size_t size)
 {
 	const char *path = zsp_exec_path();
@@ -472,7 +472,7 @@ static void read_pipe(int fd, char *buf, size_t size)
 }
 
 /* Did bwrap start its child? It writes {"child-pid": N} once it did, before the child sets up the
- * mounts: a failed mount comes after it (the exec step tells that apart). */
+ * mounts: a failed mount comes after it (doc/facts.md §bwrap; the exec step tells them apart). */
 static bool status_says_started(int fd)
 {
 	char buf[4096];
