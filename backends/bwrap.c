@@ -70,8 +70,8 @@ typedef struct plan {
 	size_t n, cap;
 	char **argv;
 	size_t argc, argcap;
-	char **ph, **locks, **roots, **fixed;
-	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap;
+	char **ph, **locks, **roots, **fixed, **dropped;
+	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap, ndropped, droppedcap;
 	zsp_bwrap_layer *layers;
 	size_t nlayers, layercap;
 	bool failed;
@@ -1415,15 +1415,17 @@ static void emit_env(plan *pl)
 		}
 		bool pass = p->env_clear ? zsp_env_keeps(p->env_keep, p->nenv_keep, name)
 					 : !env_listed(p->env_unset, p->nenv_unset, name);
-		if (env_listed(p->env_set, p->nenv_set, name))
-			pass = false;
+		bool replaced = env_listed(p->env_set, p->nenv_set, name);
 		/* WSL2 interop: the socket a sandboxed process would use to start Windows programs */
-		if (strcmp(name, "WSL_INTEROP") == 0)
-			pass = false;
-		if (pass)
+		bool interop = strcmp(name, "WSL_INTEROP") == 0;
+		if (pass && !replaced && !interop)
 			names[k++] = (char *)kv;
+		else if (!pass && !replaced && p->env_clear)
+			push_str(pl, &pl->dropped, &pl->ndropped, &pl->droppedcap, name);
 	}
 	qsort(names, k, sizeof(char *), env_cmp);
+	if (pl->ndropped)
+		qsort(pl->dropped, pl->ndropped, sizeof(char *), env_cmp);
 	for (size_t i = 0; i < k; i++) {
 		const char *eq = strchr(names[i], '=');
 		char *name = zsp_arena_strndup(pl->a, names[i], (size_t)(eq - names[i]));
@@ -1555,6 +1557,12 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	}
 	if (o->chdir)
 		args(&pl, "--chdir", o->chdir, NULL);
+	/* after every mount of the policy's, so that none covers it (doc/linux.md "The exec step") */
+	if (o->exec_step) {
+		char fd[16];
+		snprintf(fd, sizeof(fd), "%d", ZSP_FD_EXEC);
+		args(&pl, "--ro-bind-fd", fd, ZSP_EXEC_PATH);
+	}
 	if (pl.nmissing) {
 		char names[256] = "";
 		for (size_t i = 0; i < pl.nnames_shown; i++)
@@ -1582,6 +1590,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	out->nfixed = pl.nfixed;
 	out->layers = pl.layers;
 	out->nlayers = pl.nlayers;
+	out->dropped = pl.dropped;
+	out->ndropped = pl.ndropped;
 	return ZSP_OK;
 }
 
@@ -1606,7 +1616,8 @@ int zsp_bwrap_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *ou
 		zsp_diag_error_noloc(d, "out of memory");
 		return ZSP_EINTERNAL;
 	}
-	zsp_linux_opts lo = { .chdir = in->chdir, .environ = in->environ, .seccomp = true, .proc = true };
+	zsp_linux_opts lo = { .chdir = in->chdir, .environ = in->environ, .seccomp = true, .proc = true,
+			      .exec_step = true };
 	zsp_bwrap_plan bp;
 	zsp_linux_check(in->p, d);
 	int rc = zsp_bwrap_plan_build(in->p, &lo, a, d, &bp);

@@ -13,11 +13,20 @@
 #include "lang/diag.h"
 
 /* File descriptor numbers the emitted argv refers to. zsp-run moves its descriptors there;
- * a reader of `zspc --emit bwrap` runs it as `bwrap ARGS 3<policy.bpf 4</dev/null`. */
+ * a reader of `zspc --emit bwrap` runs it as
+ * `bwrap ARGS -- /dev/zsp-exec -- CMD 3<policy.bpf 4</dev/null 7<zsp-exec` (doc/linux.md). */
 enum {
 	ZSP_FD_SECCOMP = 3, /* the BPF program (--seccomp) */
 	ZSP_FD_EMPTY = 4,   /* an empty file: the contents of every mask of a hidden file */
+	ZSP_FD_EXEC = 7,    /* zsp-exec, zsp's exec step (runtime/zsp-exec.c): --ro-bind-fd */
 };
+
+/* Where the exec step is in the sandbox: bwrap's own /dev (a tmpfs it always mounts, so the
+ * mount point never lands in the user's tree nor under a directory the policy hides), bound
+ * read-only from the descriptor zsp-run opened (the file it checked, not whatever the path
+ * names by the time bwrap mounts). The sandbox cannot replace it: no rename, unlink or
+ * unmount of a mount point without CAP_SYS_ADMIN. */
+#define ZSP_EXEC_PATH "/dev/zsp-exec"
 
 typedef struct zsp_linux_opts {
 	const char *chdir;        /* --chdir; NULL: none */
@@ -33,6 +42,8 @@ typedef struct zsp_linux_opts {
 	size_t nhidden;
 	const char *layer_dir;    /* where the runner makes the layers of git directories (a path
 				   * that does not exist yet); NULL: config is mounted read-only */
+	bool exec_step;           /* bind zsp-exec from ZSP_FD_EXEC at ZSP_EXEC_PATH, last: the
+				   * command then runs as ZSP_EXEC_PATH [OPTIONS] -- CMD... */
 } zsp_linux_opts;
 
 /* At most this many git directories get a layer; the others keep a read-only config. */
@@ -70,6 +81,9 @@ typedef struct zsp_bwrap_plan {
 	size_t nfixed;
 	zsp_bwrap_layer *layers;
 	size_t nlayers;
+	char **dropped;           /* names of the caller's variables that `env clear` kept out
+				   * (not those `env set` replaces), sorted: what zsp-run reports */
+	size_t ndropped;
 } zsp_bwrap_plan;
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file

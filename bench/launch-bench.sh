@@ -7,7 +7,8 @@
 # figure: BIG=1000000), a git repository with all of them in its index: what the walks of a large
 # repository cost (protected names below the top at launch, the check after the run).
 # The workspace and TMPDIR are scratch directories in which every protected name exists, so the
-# argv has no placeholder and both commands mount exactly the same things.
+# argv has no placeholder and both commands mount exactly the same things; the bare bwrap runs
+# /bin/true through zsp's exec step (zsp-exec beside zsp-run) as zsp-run does.
 set -eu
 ZSP_RUN=${ZSP_RUN:-./zsp-run}
 ZSPC=${ZSPC:-./zspc}
@@ -20,6 +21,8 @@ ZSP_RUN=$(cd "$(dirname "$ZSP_RUN")" && pwd)/$(basename "$ZSP_RUN")
 ZSPC=$(cd "$(dirname "$ZSPC")" && pwd)/$(basename "$ZSPC")
 policy=$(cd "$(dirname "$policy")" && pwd)/$(basename "$policy")
 bwrap=$(command -v bwrap) || die "needs bwrap"
+exec_step=$(dirname "$ZSP_RUN")/zsp-exec
+[ -x "$exec_step" ] || die "no zsp-exec beside $ZSP_RUN"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zsp-launch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -42,7 +45,7 @@ tr '\0' '\n' <"$tmp/args" | while IFS= read -r a; do printf '%s\n' "$a"; done >"
 	die "zsp-run and the bare bwrap would not run the same argv"
 
 set -- "$ZSP_RUN -p $policy -- /bin/true" \
-	"$bwrap --args 5 -- /bin/true 5<$tmp/args 3<$tmp/bpf 4</dev/null"
+	"$bwrap --args 5 -- /dev/zsp-exec -- /bin/true 5<$tmp/args 3<$tmp/bpf 4</dev/null 7<$exec_step"
 names="zsp-run bwrap"
 if command -v firejail >/dev/null 2>&1; then
 	set -- "$@" "firejail --quiet --noprofile /bin/true"
@@ -79,7 +82,7 @@ git -C "$big" init -q && git -C "$big" add -A ||
 cd "$big"
 "$ZSPC" --emit bwrap --format nul -o "$tmp/bigargs" "$policy" 2>/dev/null
 set -- "$ZSP_RUN -Wno-unenforced -p $policy -- /bin/true" \
-	"$bwrap --args 5 -- /bin/true 5<$tmp/bigargs 3<$tmp/bpf 4</dev/null"
+	"$bwrap --args 5 -- /dev/zsp-exec -- /bin/true 5<$tmp/bigargs 3<$tmp/bpf 4</dev/null 7<$exec_step"
 hyperfine --style basic --warmup 2 --runs "$((RUNS / 5 + 3))" --export-json "$tmp/b.json" "$@" >/dev/null 2>&1 ||
 	die "hyperfine failed in the large workspace: run it by hand: hyperfine '$1'"
 awk -v n="$(find "$big" | wc -l)" '

@@ -419,7 +419,8 @@ int main(int argc, char **argv)
 	printf("  each step: zsp_arena_reset + the work (as zsp_session_decide does); latency from two clock_gettime\n");
 	printf("  each row: the median by rate of %zu run%s\n", repeats, repeats == 1 ? "" : "s");
 
-	zsp_oracle_env env_on = { workspace, home, true }, env_off = { workspace, home, false };
+	zsp_oracle_env env_on = { .workspace = workspace, .home = home, .resolve_symlinks = true },
+		       env_off = { .workspace = workspace, .home = home };
 	zsp_oracle *o_on = zsp_oracle_new(p, &env_on), *o_off = zsp_oracle_new(p, &env_off);
 	if (!o_on || !o_off)
 		die("out of memory");

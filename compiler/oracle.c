@@ -721,11 +721,67 @@ static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_
 	return trace(a, v, "no rule decides: %s is `%s`", v->detail, zsp_decision_name(v->decision));
 }
 
+/* The shells whose syntax compiler/shell.c models: POSIX sh and what bash adds. */
+static const char *const modeled_shells[] = { "sh", "dash", "bash" };
+
+/* Can a path be changed by the sandbox? A shell the policy lets it write could be any program
+ * by the time it runs, whatever its name. */
+static bool sandbox_writes(zsp_oracle *o, const char *path)
+{
+	size_t idx = 0;
+	const zsp_ir_fs_rule *r = fs_rule_for(o, path, &idx);
+	return r && r->access == ZSP_ACCESS_WRITE;
+}
+
+/* Is the shell the commands run with one the oracle models? It is known by the name of the
+ * file the path leads to (its symlinks resolved unless the oracle judges paths as written): a
+ * path that does not resolve, or that the sandbox may write, is not known. 0 modeled, 1 not
+ * (*why says why, for people), -1 out of memory. */
+static int shell_unmodeled(zsp_oracle *o, zsp_arena *a, zsp_verdict *v, const char **why)
+{
+	const char *shell = o->env->shell, *file = shell;
+	*why = NULL;
+	if (!shell)
+		return 0;
+	char *real = o->env->resolve_symlinks ? realpath(shell, NULL) : NULL;
+	if (o->env->resolve_symlinks && !real) {
+		*why = zsp_arena_printf(a, "the shell %s does not resolve on this machine (%s)", shell,
+					strerror(errno));
+	} else if (real) {
+		file = zsp_arena_strdup(a, real);
+		free(real);
+		if (!file)
+			return -1;
+	}
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	bool known = false;
+	for (size_t i = 0; i < sizeof(modeled_shells) / sizeof(modeled_shells[0]); i++)
+		known |= strcmp(base, modeled_shells[i]) == 0;
+	if (*why)
+		;
+	else if (sandbox_writes(o, shell) || sandbox_writes(o, file))
+		*why = zsp_arena_printf(a, "the shell %s is a file the sandbox may write: it could be any "
+					"program", shell);
+	else if (!known)
+		*why = zsp_arena_printf(a, "the shell %s is `%s`, not one the oracle models (sh, dash, bash)",
+					shell, base);
+	else
+		return trace(a, v, "shell: %s is `%s`, which the oracle models", shell, base) ? -1 : 0;
+	if (!*why || trace(a, v, "%s: the rules read the command as sh would, and an allow becomes ask", *why))
+		return -1;
+	return 1;
+}
+
 static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_verdict *v)
 {
 	size_t ti = 0;
 	const zsp_ir_tool *t = find_tool(o->p, "terminal", &ti);
 	zsp_sh_result sh;
+	const char *unmodeled = NULL;
+	v->shell = o->env->shell;
+	if (shell_unmodeled(o, a, v, &unmodeled) < 0)
+		return -1;
+	/* (a shell the oracle does not model: unmodeled says why) */
 	if (zsp_sh_parse(a, cmd, &sh) != 0)
 		return -1;
 	v->subcommands = zsp_arena_calloc(a, sh.ncmds + 1, sizeof(char *));
@@ -767,7 +823,17 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		texts[i + 1] = sh.cmds[i].text;
 	/* a simple command's one entry is often the command itself: search that text once */
 	size_t same = sh.ncmds == 1 && strcmp(cmd, texts[1]) == 0;
-	return decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, 1, v);
+	if (decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, 1, v) != 0)
+		return -1;
+	/* the rules read the command as sh would run it: under another shell an allow proves
+	 * nothing (zsh runs code from a glob qualifier); a deny or an ask stands */
+	if (!unmodeled || v->decision != ZSP_ALLOW || allows_everything(o, t))
+		return 0;
+	const char *by = v->rule;
+	decide(v, ZSP_ASK, "unsupported", zsp_arena_printf(a, "%s: the rules cannot tell what it runs", unmodeled));
+	v->rule = NULL;
+	v->loc = (zsp_loc){ 0 };
+	return trace(a, v, "an allow%s%s under a shell the oracle does not model: ask", by ? " by " : "", by ? by : "");
 }
 
 /* Does name (a relative glob) match a run of whole components somewhere in path? */

@@ -14,6 +14,9 @@ typedef struct zsp_oracle_env {
 	const char *workspace;   /* absolute: relative request paths and symlink escapes */
 	const char *home;        /* absolute: `~` in request paths; NULL leaves `~` alone */
 	bool resolve_symlinks;   /* judge paths after resolving symlinks on this machine too */
+	const char *shell;       /* absolute: the shell `terminal` commands run with (SHELL -c);
+				  * NULL: /bin/sh. One the oracle does not model turns an allow
+				  * into ask (doc/oracle.md "Shells") */
 } zsp_oracle_env;
 
 typedef struct zsp_verdict {
@@ -26,6 +29,7 @@ typedef struct zsp_verdict {
 	size_t ntrace, trace_cap;
 	const char **subcommands;/* terminal: the entries judged */
 	size_t nsub;
+	const char *shell;       /* terminal: the shell named (zsp_oracle_env.shell), or NULL */
 	bool explain;            /* trace wanted: set by zsp_oracle_decide */
 } zsp_verdict;
 

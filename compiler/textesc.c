@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "compiler/textesc.h"
+#include "compiler/textesc_core.h"
 #include "compiler/zsp.h"
 
 #include <stdint.h>
@@ -9,52 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (2..4) with its code point, or 0 (overlong forms,
- * surrogates and values above U+10FFFF are not valid). */
-static size_t utf8_seq(const unsigned char *s, uint32_t *cp)
-{
-	size_t n;
-	uint32_t c, min;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		n = 2, c = s[0] & 0x1Fu, min = 0x80;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		n = 3, c = s[0] & 0x0Fu, min = 0x800;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		n = 4, c = s[0] & 0x07u, min = 0x10000;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3Fu);
-	}
-	if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	*cp = c;
-	return n;
-}
-
-/* Code points that change how the rest of a line is drawn: C1 controls, bidirectional marks,
- * overrides and isolates, line and paragraph separators. */
-static bool invisible(uint32_t c)
-{
-	return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
-	       (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
-}
-
 bool zsp_text_plain(const char *text)
 {
-	for (const unsigned char *s = (const unsigned char *)text; *s;) {
-		uint32_t cp;
-		size_t n;
-		if (*s >= 0x20 && *s < 0x7F)
-			s++;
-		else if ((n = utf8_seq(s, &cp)) != 0 && !invisible(cp))
-			s += n;
-		else
-			return false;
-	}
-	return true;
+	return zsp_text_plain_core(text);
 }
 
 char *zsp_text_escape(const char *text)
@@ -62,34 +20,15 @@ char *zsp_text_escape(const char *text)
 	if (zsp_text_plain(text))
 		return strdup(text);
 	/* at most 4 bytes out per byte in: `\xHH` for one byte, `\u{XXXX}` for an invisible code
-	 * point (2 or 3 bytes of UTF-8, all below U+10000) */
+	 * point (2 or 3 bytes of UTF-8) */
 	size_t len = strlen(text);
-	char *out = malloc(len * 5 + 1), *o = out;
+	char *out = malloc(len * 4 + 1), *o = out;
 	if (!out)
 		return NULL;
-	/* once anything is escaped, a backslash is too: `\n` must not be mistaken for a newline */
 	for (const unsigned char *s = (const unsigned char *)text; *s;) {
-		uint32_t cp;
-		size_t n;
-		if (*s == '\\') {
-			*o++ = '\\', *o++ = '\\';
-			s++;
-		} else if (*s >= 0x20 && *s < 0x7F) {
-			*o++ = (char)*s++;
-		} else if (*s == '\n' || *s == '\t' || *s == '\r') {
-			*o++ = '\\';
-			*o++ = *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r';
-			s++;
-		} else if ((n = utf8_seq(s, &cp)) != 0) {
-			if (invisible(cp))
-				o += sprintf(o, "\\u{%04x}", (unsigned)cp);
-			else
-				memcpy(o, s, n), o += n;
-			s += n;
-		} else {
-			o += sprintf(o, "\\x%02x", *s);
-			s++;
-		}
+		size_t used;
+		o += zsp_text_escape_step(s, o, &used);
+		s += used;
 	}
 	*o = '\0';
 	return out;

@@ -88,6 +88,10 @@ void zsp_verdict_json(FILE *f, const char *policy, const zsp_ir_request *req, co
 		zsp_json_string(f, v->subcommands[i]);
 	}
 	fputc(']', f);
+	if (v->shell) {
+		fputs(",\"shell\":", f);
+		zsp_json_string(f, v->shell);
+	}
 	if (explain) {
 		fputs(",\"trace\":[", f);
 		for (size_t i = 0; i < v->ntrace; i++) {

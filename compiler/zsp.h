@@ -92,6 +92,15 @@ void zsp_session_free(zsp_session *s);
  * refuses too: "no session". */
 const char *zsp_session_refusal(const zsp_session *s);
 
+/* The shell `terminal` requests run with from now on, as `SHELL -c COMMAND`: an absolute path,
+ * or NULL for /bin/sh (the default). The oracle's shell model is POSIX sh with bash's additions:
+ * a shell is judged as written when the file the path resolves to is named sh, dash or bash
+ * and is not one the policy lets the sandbox write; any other (zsh, whose glob qualifiers run
+ * code, fish, csh, ksh, ...; a path that does not resolve) turns what the rules would allow
+ * into `ask` with reason "unsupported" (deny and ask stand). ZSP_OK; ZSP_EUSAGE for a relative
+ * path; ZSP_EINTERNAL on out-of-memory (then the shell is unchanged). doc/oracle.md "Shells". */
+int zsp_session_set_shell(zsp_session *s, const char *shell);
+
 /* Decides a request written as `terminal "ls -la"`, `read "/etc/hosts"`, ... On ZSP_OK,
  * *answer is an enum zsp_answer and, when json is not NULL, *json (malloc'd) holds the
  * decision as one line of JSON, with the chain of checks when explain is non-zero.

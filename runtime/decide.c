@@ -20,7 +20,7 @@
 struct zsp_decider {
 	const zsp_ir_policy *p;
 	zsp_oracle_env env;
-	char *workspace, *home;
+	char *workspace, *home, *shell;
 	zsp_oracle *o;
 	zsp_arena *a;        /* scratch for the grant lookup, reset for each decision */
 };
@@ -38,7 +38,8 @@ zsp_decider *zsp_decider_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
 	d->env.resolve_symlinks = env->resolve_symlinks;
 	d->o = zsp_oracle_new(p, &d->env);
 	d->a = zsp_arena_new();
-	if (!d->o || !d->a || (env->workspace && !d->workspace) || (env->home && !d->home)) {
+	if (!d->o || !d->a || (env->workspace && !d->workspace) || (env->home && !d->home) ||
+	    zsp_decider_set_shell(d, env->shell) != ZSP_OK) {
 		zsp_decider_free(d);
 		return NULL;
 	}
@@ -53,7 +54,19 @@ void zsp_decider_free(zsp_decider *d)
 	zsp_arena_free(d->a);
 	free(d->workspace);
 	free(d->home);
+	free(d->shell);
 	free(d);
+}
+
+int zsp_decider_set_shell(zsp_decider *d, const char *shell)
+{
+	char *copy = shell ? strdup(shell) : NULL;
+	if (shell && !copy)
+		return ZSP_EINTERNAL;
+	free(d->shell);
+	d->shell = copy;
+	d->env.shell = copy;  /* the oracle reads d->env */
+	return ZSP_OK;
 }
 
 const unsigned *zsp_decider_hits(const zsp_decider *d, size_t *n)

@@ -16,6 +16,10 @@ typedef struct zsp_decider zsp_decider;
 zsp_decider *zsp_decider_new(const zsp_ir_policy *p, const zsp_oracle_env *env);
 void zsp_decider_free(zsp_decider *d);
 
+/* The shell terminal requests are judged for from now on (env.shell; copied; NULL: /bin/sh).
+ * ZSP_OK, or ZSP_EINTERNAL on out-of-memory (the shell is then unchanged). */
+int zsp_decider_set_shell(zsp_decider *d, const char *shell);
+
 /* What a decision is recorded with; members may be NULL. */
 typedef struct zsp_decide_ctx {
 	zsp_store *store;        /* grants and the audit trail; NULL: none */

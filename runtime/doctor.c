@@ -126,6 +126,16 @@ static size_t check(struct finding *f)
 		 st.st_mode & S_ISUID ? "setuid root (zsp-run works with it, but does not need it)"
 				      : "not setuid (unprivileged user namespaces)");
 
+	/* zsp's exec step, which every sandbox of zsp-run starts with (runtime/launch.h) */
+	const char *ex = zsp_exec_path();
+	struct stat est;
+	bool ex_ok = stat(ex, &est) == 0 && S_ISREG(est.st_mode) && access(ex, X_OK) == 0;
+	f[n] = (struct finding){ ex_ok, "", ex_ok ? NULL
+					      : "install zsp (make install puts zsp-exec beside zsp-probe); a "
+						"zsp-run that is not the installed one uses the zsp-exec beside it: "
+						"rebuild, or copy both" };
+	snprintf(f[n++].what, sizeof(f[0].what), "exec step: %s%s", ex, ex_ok ? "" : " is missing or not executable");
+
 	int wsl = zsp_wsl_version();
 	f[n] = (struct finding){ wsl != 1, "", wsl == 1 ? "convert the distribution to WSL2: wsl --set-version DISTRO 2" : NULL };
 	snprintf(f[n++].what, sizeof(f[0].what), "platform: %s",

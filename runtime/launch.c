@@ -1,11 +1,13 @@
 /* launch.c: starting bwrap for one sandboxed command. bwrap gets its options through a memfd
- * (--args: nothing of the environment shows in ps), the BPF through another, an empty
- * environment, and no descriptor but stdio and its own; zsp-run stays as the parent to remove
- * placeholders after the run and to report how it ended. */
+ * (--args: nothing of the environment shows in ps), the BPF through another, zsp's exec step
+ * through a descriptor of the file checked here, an empty environment, and no descriptor but
+ * stdio and its own; zsp-run stays as the parent to remove placeholders after the run and to
+ * report how it ended. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +29,63 @@
 #ifndef BWRAP_PATH
 #define BWRAP_PATH "/usr/bin/bwrap"
 #endif
+#ifndef ZSP_EXEC_INSTALLED
+#define ZSP_EXEC_INSTALLED "/usr/libexec/zsp/zsp-exec"
+#endif
+#ifndef ZSP_BINDIR
+#define ZSP_BINDIR "/usr/bin"
+#endif
 
-enum { FD_ARGS = 5, FD_STATUS = 6, FD_FIRST_FREE = 7 };
+/* The descriptors bwrap is given: ZSP_FD_SECCOMP, ZSP_FD_EMPTY and ZSP_FD_EXEC (linux.h) are
+ * the argv's; these are the invocation's. */
+enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_FIRST_FREE = 9 };
+enum { NFDS = 6 };  /* seccomp, empty, args, status, exec, ready */
 
 const char *zsp_bwrap_path(void)
 {
 	const char *test = zsp_cli_test_override("ZSP_BWRAP");
 	return test ? test : BWRAP_PATH;
+}
+
+const char *zsp_exec_path(void)
+{
+	static char beside[PATH_MAX];
+	char self[PATH_MAX], bindir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash = n > 0 ? (self[n] = 0, strrchr(self, '/')) : NULL;
+	size_t dirlen = slash ? (size_t)(slash - self) : 0;
+	if (!slash || dirlen + sizeof("/zsp-exec") > sizeof(beside))
+		return ZSP_EXEC_INSTALLED;
+	*slash = 0;
+	if (realpath(ZSP_BINDIR, bindir) && strcmp(bindir, self) == 0)
+		return ZSP_EXEC_INSTALLED;
+	memcpy(beside, self, dirlen);
+	memcpy(beside + dirlen, "/zsp-exec", sizeof("/zsp-exec"));
+	return beside;
+}
+
+/* The exec step, opened for bwrap's --ro-bind-fd (which binds that very file: doc/facts.md
+ * §bwrap): a regular file that can be executed. The descriptor, or -1 with why in msg. */
+static int open_exec_step(char *msg, size_t size)
+{
+	const char *path = zsp_exec_path();
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	const char *why = NULL;
+	if (fd < 0)
+		why = strerror(errno);
+	else if (fstat(fd, &st) != 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR))
+		why = "not an executable file";
+	if (!why)
+		return fd;
+	snprintf(msg, size, "zsp's exec step %s cannot be used: %s (an installed zsp-run uses %s, any "
+		 "other the zsp-exec beside it: install zsp, or rebuild the tree)", path, why,
+		 ZSP_EXEC_INSTALLED);
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_diag *d,
@@ -43,6 +95,7 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 	l->p = p;
 	l->bwrap = zsp_bwrap_path();
 	l->home = opts->home;
+	l->exec_step = opts->exec_step;
 	zsp_linux_opts o = *opts;
 	o.seccomp = true;
 	zsp_linux_check(p, d);
@@ -215,7 +268,8 @@ static const int forwarded[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
  * AddressSanitizer knows vfork, and takes an unknown stack for a corrupt one.) */
 typedef struct spawn {
 	const zsp_launch *l;
-	const int *fds;             /* seccomp, empty, args, status -> 3, 4, 5, 6 */
+	const int *fds;             /* seccomp, empty, args, status, exec, ready -> 3, 4, 5, 6, 7, 8;
+				     * the last two -1 without the exec step */
 	char *const *argv;          /* bwrap's */
 	const char *procs;          /* the cgroup.procs to enter, or NULL */
 	const struct sigaction *old; /* the dispositions of forwarded[] before zsp-run's handler */
@@ -248,15 +302,15 @@ static _Noreturn void child_main(spawn *c)
 	sigaction(SIGPIPE, &dfl, NULL);
 	sigprocmask(SIG_SETMASK, c->mask, NULL);
 
-	const int targets[4] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS };
-	int moved[4];
+	const int targets[NFDS] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS, ZSP_FD_EXEC, FD_READY };
+	int moved[NFDS];
 	c->what = "cannot set up descriptors";
 	/* above every target first: a source may sit on another's target */
-	for (int i = 0; i < 4; i++)
-		if ((moved[i] = fcntl(c->fds[i], F_DUPFD, FD_FIRST_FREE)) < 0)
+	for (int i = 0; i < NFDS; i++)
+		if (c->fds[i] >= 0 && (moved[i] = fcntl(c->fds[i], F_DUPFD, FD_FIRST_FREE)) < 0)
 			goto fail;
-	for (int i = 0; i < 4; i++)
-		if (dup2(moved[i], targets[i]) < 0)
+	for (int i = 0; i < NFDS; i++)
+		if (c->fds[i] >= 0 && dup2(moved[i], targets[i]) < 0)
 			goto fail;
 	/* everything else closes: an inherited socket (an ssh-agent connection, a D-Bus) must not
 	 * reach the sandbox */
@@ -284,25 +338,29 @@ fail:
 	_exit(ZSP_RUN_ESETUP);
 }
 
-/* bwrap --args 5 --json-status-fd 6 -- CMD...: NULL-terminated, malloc'd. */
-static char **bwrap_argv(char *const *cmd)
+/* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds --] CMD...:
+ * NULL-terminated, malloc'd. */
+static char **bwrap_argv(char *const *cmd, bool exec_step)
 {
-	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 };
+	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 }, fr[] = { '0' + FD_READY, 0 };
 	static char *const head[] = { "bwrap", "--args", fa, "--json-status-fd", fs, "--" };
-	size_t nh = sizeof(head) / sizeof(head[0]), n = 0;
+	static char *const step[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds", "--" };
+	size_t nh = sizeof(head) / sizeof(head[0]), ns = exec_step ? sizeof(step) / sizeof(step[0]) : 0;
+	size_t n = 0;
 	while (cmd[n])
 		n++;
-	char **argv = calloc(nh + n + 1, sizeof(char *));
+	char **argv = calloc(nh + ns + n + 1, sizeof(char *));
 	if (!argv)
 		return NULL;
 	memcpy(argv, head, sizeof(head));
-	memcpy(argv + nh, cmd, n * sizeof(char *));
+	memcpy(argv + nh, step, ns * sizeof(char *));
+	memcpy(argv + nh + ns, cmd, n * sizeof(char *));
 	return argv;
 }
 
 /* Starts bwrap: its pid, or -1 with *why set when it could not be started (a child that failed
  * before its execve is reaped here). */
-static pid_t start_bwrap(const zsp_launch *l, const int fds[4], char *const *cmd, const char *cgroup,
+static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], char *const *cmd, const char *cgroup,
 			 const struct sigaction old[4], const char **why)
 {
 	static char msg[512];
@@ -311,7 +369,7 @@ static pid_t start_bwrap(const zsp_launch *l, const int fds[4], char *const *cmd
 	sigset_t all, mask;
 	sigfillset(&all);
 	spawn c = { .l = l, .fds = fds, .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
-	char **argv = bwrap_argv(cmd);
+	char **argv = bwrap_argv(cmd, l->exec_step);
 	if (!argv) {
 		*why = "cannot start bwrap: out of memory";
 		return -1;
@@ -402,18 +460,33 @@ static void remove_placeholders(const zsp_launch *l, held *h)
 	free(h->lockfds);
 }
 
-/* Did bwrap start the command? It writes {"child-pid": N} when it did. */
+/* What bwrap wrote on its status pipe, or zsp-exec on the ready pipe: what is there (bwrap and
+ * a process left in the sandbox could hold the pipe open). */
+static void read_pipe(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t r;
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (len < size - 1 && (r = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = 0;
+}
+
+/* Did bwrap start its child? It writes {"child-pid": N} once it did, before the child sets up the
+ * mounts: a failed mount comes after it (doc/facts.md §bwrap; the exec step tells them apart). */
 static bool status_says_started(int fd)
 {
 	char buf[4096];
-	size_t len = 0;
-	ssize_t r;
-	/* a process left in the sandbox could hold the pipe open: take what is there */
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)r;
-	buf[len] = 0;
+	read_pipe(fd, buf, sizeof(buf));
 	return strstr(buf, "\"child-pid\"") != NULL;
+}
+
+/* Did zsp-exec start, the sandbox set up? It writes one byte before it runs the command. */
+static bool exec_step_ready(int fd)
+{
+	char buf[8];
+	read_pipe(fd, buf, sizeof(buf));
+	return buf[0] == '1';
 }
 
 /* After the run: what the sandbox left in its writable roots for the host to run is moved
@@ -460,7 +533,7 @@ static bool guard_after(const zsp_launch *l, struct timespec since, const zsp_gi
 
 int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 {
-	static char msg[512];
+	static char msg[4352];
 	const char *dummy;
 	if (!why)
 		why = &dummy;
@@ -470,17 +543,24 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	held h = { 0 };
 	zsp_gitlayer *gl = NULL;
 	char cgroup[512] = "";
-	int fds[4] = { -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 };
+	int fds[NFDS] = { -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
 	int rc = ZSP_RUN_ESETUP;
+	if (l->exec_step && (fds[4] = open_exec_step(msg, sizeof(msg))) < 0) {
+		*why = msg;
+		goto out;
+	}
 	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
 	fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fds[2] = args_fd(l);
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || pipe2(status_pipe, O_CLOEXEC) != 0) {
+	if (pipe2(status_pipe, O_CLOEXEC) == 0)
+		fds[3] = status_pipe[1];
+	if (l->exec_step && pipe2(ready_pipe, O_CLOEXEC) == 0)
+		fds[5] = ready_pipe[1];
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || (l->exec_step && fds[5] < 0)) {
 		snprintf(msg, sizeof(msg), "cannot prepare bwrap's inputs: %s", strerror(errno));
 		*why = msg;
 		goto out;
 	}
-	fds[3] = status_pipe[1];
 	if (nproc_cgroup(l->p, cgroup, sizeof(cgroup), why) != 0)
 		goto out;
 	if (make_placeholders(l, &h, why) != 0)
@@ -494,18 +574,23 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		sigaction(forwarded[i], &sa, &old[i]);
 	pid_t pid = start_bwrap(l, fds, argv, cgroup, old, why);
 	if (pid > 0) {
-		close(status_pipe[1]);
-		status_pipe[1] = fds[3] = -1;
+		/* only bwrap and the sandbox hold the write ends now */
+		for (int i = 3; i < NFDS; i += 2) {
+			if (fds[i] >= 0)
+				close(fds[i]);
+			fds[i] = -1;
+		}
 		int st;
 		pid_t w;
 		while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 			;
 		child_pid = 0;
 		started = status_says_started(status_pipe[0]);
+		bool ready = !l->exec_step || exec_step_ready(ready_pipe[0]);
 		if (w < 0) {
 			snprintf(msg, sizeof(msg), "lost bwrap: %s", strerror(errno));
 			*why = msg;
-		} else if (!started) {
+		} else if (!started || !ready) {
 			*why = "bwrap could not set up the sandbox (its message is above)";
 		} else if (WIFSIGNALED(st)) {
 			rc = 128 + WTERMSIG(st);
@@ -527,12 +612,13 @@ out:
 	zsp_gitlayer_free(gl);
 	if (!gl)
 		zsp_gitlayer_base_remove(l->layer_base);
-	for (int i = 0; i < 4; i++)
+	/* the write ends of the pipes are fds[3] and fds[5] */
+	for (int i = 0; i < NFDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if (status_pipe[0] >= 0)
 		close(status_pipe[0]);
-	if (status_pipe[1] >= 0 && fds[3] < 0)
-		close(status_pipe[1]);
+	if (ready_pipe[0] >= 0)
+		close(ready_pipe[0]);
 	return rc;
 }

@@ -26,6 +26,7 @@ typedef struct zsp_launch {
 	bool quiet;                /* no diagnosis on stderr when the sandbox fails to start */
 	const char *layer_base;    /* zsp_linux_opts.layer_dir, made by zsp_gitlayer_base (NULL:
 				    * none); the run fills it and removes it (runtime/gitlayer.h) */
+	bool exec_step;            /* the plan binds zsp-exec (zsp_linux_opts.exec_step) */
 } zsp_launch;
 
 /* Lowers p for a run with the options o (its seccomp is always on). Diagnostics go to d. Returns
@@ -35,16 +36,23 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 		       const zsp_linux_opts *o);
 void zsp_launch_release(zsp_launch *l);
 
-/* Runs argv (argv[0] looked up on the sandbox's PATH by bwrap) in the sandbox, with the policy's
- * resource limits, stdin/stdout/stderr inherited and every other descriptor closed. Returns the
- * command's exit status (128+N for signal N), or ZSP_RUN_ESETUP when the sandbox could not be
- * set up (then *why, if not NULL, says what failed). After the run, what the sandbox left for
- * the host to run is moved aside and reported on stderr; ZSP_RUN_EGUARD (with *why) when some
- * of it could not be. Signals that ask zsp-run to stop (INT, TERM,
- * HUP, QUIT) are passed on to the sandbox. */
+/* Runs argv (argv[0] looked up on the sandbox's PATH) in the sandbox, with the policy's resource
+ * limits, stdin/stdout/stderr inherited and every other descriptor closed; with l->exec_step
+ * through zsp-exec (zsp_exec_path), which exits 127 for a command not found and 126 for one
+ * that cannot be run. Returns the command's exit status (128+N for signal N), or ZSP_RUN_ESETUP
+ * when the sandbox could not be set up (then *why, if not NULL, says what failed; with the exec
+ * step that is known for sure, as zsp-exec reports before it runs the command). After the run,
+ * what the sandbox left for the host to run is moved aside and reported on stderr;
+ * ZSP_RUN_EGUARD (with *why) when some of it could not be. Signals that ask zsp-run to stop
+ * (INT, TERM, HUP, QUIT) are passed on to the sandbox. */
 int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why);
 
 /* The bwrap zsp-run uses: the one found at configure time (a test build: $ZSP_BWRAP). */
 const char *zsp_bwrap_path(void);
+
+/* zsp's exec step (runtime/zsp-exec.c) on the host: $(pkglibexecdir)/zsp-exec for a zsp-run
+ * installed in $(bindir), else the zsp-exec beside the running zsp-run (a build tree, a copy):
+ * never one for the other, so that a zsp-run and its exec step come from one build. */
+const char *zsp_exec_path(void);
 
 #endif

@@ -289,6 +289,13 @@ const char *zsp_session_refusal(const zsp_session *s)
 	return s ? s->refusal : "no session";
 }
 
+int zsp_session_set_shell(zsp_session *s, const char *shell)
+{
+	if (!s || (shell && shell[0] != '/'))
+		return ZSP_EUSAGE;
+	return zsp_decider_set_shell(s->d, shell);
+}
+
 const zsp_ir_policy *zsp_session_policy(const zsp_session *s)
 {
 	return s->p;

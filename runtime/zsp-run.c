@@ -57,8 +57,12 @@ static const char usage_text[] =
 	"  --strict           refuse to run a policy with rules Linux cannot enforce as written\n"
 	"  --no-proc          no /proc in the sandbox (where a container forbids mounting it)\n"
 	"  --print            print the bwrap options instead of running\n"
+	"  -v, --verbose      print the environment handed to the sandbox (names and values: your\n"
+	"                     own, on your stderr), the names env clear dropped, and the command\n"
 	"  -c COMMAND         ask the policy about `terminal \"COMMAND\"` first (then the grants,\n"
-	"                     then you on the terminal), and run it with sh -c when allowed\n"
+	"                     then you on the terminal), and run it with /bin/sh -c when allowed\n"
+	"  --shell PATH       -c: run it with PATH -c instead, and have the policy judge it as that\n"
+	"                     shell runs it (one other than sh, dash, bash makes an allow ask)\n"
 	"  --thread ID        -c: the agent thread (conversation) it runs for\n"
 	"  --project DIR      -c: the project of `always in this project` (default: WORKSPACE)\n"
 	"  --state-dir DIR    -c: grants and audit trail (default: $XDG_STATE_HOME/zsp)\n"
@@ -70,8 +74,10 @@ static const char usage_text[] =
 	"                     the kernel with the oracle (same as zspc --verify)\n"
 	"  --help, --version\n"
 	"\n"
-	"exit: the command's status, 128+N when a signal N ended it; 125 when the sandbox\n"
-	"      cannot be set up or a -c decision cannot be recorded (the command did not run);\n"
+	"exit: the command's status, 128+N when a signal N ended it; 127 when it is not found,\n"
+	"      126 when it cannot be run (after a status from 1 to 127 zsp-run names the\n"
+	"      variables env clear dropped); 125 when the sandbox cannot be set up or a -c\n"
+	"      decision cannot be recorded (the command did not run);\n"
 	"      121 when the command ran and what it left for the host to run could not all be\n"
 	"      moved aside (what is moved is said on stderr);\n"
 	"      64 usage; 1 policy errors;\n"
@@ -80,8 +86,9 @@ static const char usage_text[] =
 struct run_opts {
 	const char *file, *policy;
 	zsp_cli_compile cc;        /* -I -W -D --strict */
-	bool no_proc, print, no_audit;
+	bool no_proc, print, no_audit, verbose;
 	const char *command, *thread, *project, *state_dir, *runtime_dir;  /* -c and its options */
+	const char *shell;         /* --shell: what runs -c's command (NULL: /bin/sh) */
 	zsp_builtin_params builtins;
 };
 
@@ -102,6 +109,115 @@ static int compile(struct run_opts *o, zsp_compiler **c, zsp_policy_set **set, c
 		return rc;
 	*p = zsp_cli_pick_policy(zsp_policy_set_ir(*set), o->policy);
 	return *p ? ZSP_OK : ZSP_EUSAGE;
+}
+
+/* Text of the caller's (a name, a value, an argument) on stderr, escaped so that it cannot redraw
+ * the terminal (compiler/textesc.h). */
+static void put_shown(const char *s)
+{
+	char *e = zsp_text_escape(s);
+	if (!e)
+		zsp_die_oom();
+	fputs(e, stderr);
+	free(e);
+}
+
+/* Variables a shell sets for itself: their loss explains no failure. */
+static bool shell_own(const char *name)
+{
+	static const char *const own[] = { "PWD", "OLDPWD", "SHLVL", "_" };
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strcmp(name, own[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Does a variable name where a tool lives (RUSTUP_HOME, GOPATH, VIRTUAL_ENV...)? Such names
+ * come first in the hint after a failure: they are what a toolchain misses. */
+static bool names_a_place(const char *name)
+{
+	static const char *const suffixes[] = { "_HOME", "_ROOT", "_DIR", "_PREFIX", "PATH", "_ENV" };
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t k = strlen(suffixes[i]);
+		if (n > k && strcmp(name + n - k, suffixes[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The names env clear dropped, ", "-separated: all of them, sorted; or (a hint) at most max,
+ * those that name a place first, without the shell's own, and how many more. */
+static void put_dropped(const zsp_bwrap_plan *plan, size_t max)
+{
+	size_t shown = 0, more = 0;
+	for (int pass = max ? 0 : 1; pass < 2; pass++) {
+		for (size_t i = 0; i < plan->ndropped; i++) {
+			const char *name = plan->dropped[i];
+			if ((i && strcmp(name, plan->dropped[i - 1]) == 0) || (max && shell_own(name)) ||
+			    (max && names_a_place(name) != (pass == 0)))
+				continue;
+			if (max && shown == max) {
+				more++;
+				continue;
+			}
+			fputs(shown++ ? ", " : "", stderr);
+			put_shown(name);
+		}
+	}
+	if (more)
+		fprintf(stderr, " and %zu more", more);
+}
+
+/* -v: the environment the sandbox gets (the plan's --setenv pairs, values included: they are
+ * the caller's own, shown on the caller's stderr), what env clear kept out (names only) and the
+ * command. */
+static void print_verbose(const zsp_launch *l, char *const *cmd)
+{
+	fputs("zsp-run: the sandbox's environment (bwrap adds PWD):\n", stderr);
+	for (size_t i = 0; i + 2 < l->plan.argc; i++) {
+		if (strcmp(l->plan.argv[i], "--setenv") != 0)
+			continue;
+		fputs("  ", stderr);
+		put_shown(l->plan.argv[i + 1]);
+		fputc('=', stderr);
+		put_shown(l->plan.argv[i + 2]);
+		fputc('\n', stderr);
+		i += 2;
+	}
+	if (l->plan.ndropped) {
+		fputs("zsp-run: the policy's env clear dropped: ", stderr);
+		put_dropped(&l->plan, 0);
+		fputc('\n', stderr);
+	}
+	fputs("zsp-run: the command:", stderr);
+	for (size_t i = 0; cmd && cmd[i]; i++) {
+		char *e = zsp_text_escape(cmd[i]);
+		char *q = e ? zsp_shell_quote(e) : NULL;
+		if (!q)
+			zsp_die_oom();
+		fprintf(stderr, " %s", q);
+		free(e);
+		free(q);
+	}
+	fprintf(stderr, "%s\n", l->exec_step ? " (through " ZSP_EXEC_PATH ")" : "");
+	fflush(stderr);
+}
+
+/* After a command that failed: which variables env clear kept from it, in case it needed one
+ * (RUSTUP_HOME, a VIRTUAL_ENV). Names only, never values; nothing when it dropped none but the
+ * shell's own. */
+static void hint_dropped(const zsp_launch *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->plan.ndropped; i++)
+		n += !shell_own(l->plan.dropped[i]);
+	if (!n)
+		return;
+	fflush(stderr);
+	fputs("zsp-run: the policy's env clear dropped: ", stderr);
+	put_dropped(&l->plan, 8);
+	fputs(" (zsp-run -v shows the environment handed in)\n", stderr);
 }
 
 static int print_plan(const zsp_launch *l)
@@ -154,8 +270,8 @@ static int gate_decide(struct gate *g)
 	snprintf(g->reason, sizeof(g->reason), "%s", r.v->reason);
 	if (where && r.v->rule)
 		snprintf(g->rule, sizeof(g->rule), "%s: %s", where, r.v->rule);
-	else
-		snprintf(g->rule, sizeof(g->rule), "%s", r.v->rule ? r.v->rule : where ? where : "");
+	else   /* no rule decided (a shell it cannot judge, input it cannot split): say why */
+		snprintf(g->rule, sizeof(g->rule), "%s", r.v->rule ? r.v->rule : where ? where : r.v->detail ? r.v->detail : "");
 	return 0;
 }
 
@@ -307,6 +423,8 @@ static int gate_session(struct gate *g, const zsp_policy_set *set, const char *w
 {
 	const struct run_opts *o = g->o;
 	int rc = zsp_session_new(set, g->p->name, workspace, home, &g->s);
+	if (rc == ZSP_OK)
+		rc = zsp_session_set_shell(g->s, o->shell);
 	if (rc == ZSP_EINTERNAL)
 		zsp_die_oom();
 	if (rc != ZSP_OK) {
@@ -524,7 +642,7 @@ static int run(struct run_opts *o, char *const *cmd)
 		zsp_policy_set_free(set);
 		return rc == ZSP_EPOLICY || rc == ZSP_EUSAGE || rc == ZSP_ENOINPUT ? rc : ZSP_RUN_ESETUP;
 	}
-	char *sh_c[] = { "sh", "-c", (char *)o->command, NULL };
+	char *sh_c[] = { (char *)(o->shell ? o->shell : "/bin/sh"), "-c", (char *)o->command, NULL };
 	char *cwd = getcwd(NULL, 0);
 	zsp_arena *a = zsp_arena_new();
 	zsp_diag *d = zsp_compiler_diag(c);
@@ -541,7 +659,7 @@ static int run(struct run_opts *o, char *const *cmd)
 		.chdir = cwd, .environ = environ, .proc = !o->no_proc,
 		.home = env_home && env_home[0] == '/' ? env_home : zsp_builtin_params_get(&o->builtins, "HOME"),
 		.readonly = ir->inputs, .nreadonly = ir->ninputs,
-		.hidden = hidden_ptrs, .nhidden = nhidden,
+		.hidden = hidden_ptrs, .nhidden = nhidden, .exec_step = true,
 	};
 	char why_no_layers[PATH_MAX + 128] = "";
 	char *layers = o->print ? NULL : layer_base(o, why_no_layers, sizeof(why_no_layers));
@@ -578,7 +696,12 @@ static int run(struct run_opts *o, char *const *cmd)
 		const char *why = NULL;
 		if (o->command)
 			cmd = sh_c;
+		if (o->verbose)
+			print_verbose(&l, cmd);
 		rc = zsp_launch_run(&l, cmd, &why);
+		/* the command ran and failed (its own 125 comes without a why) */
+		if (rc >= 1 && rc <= 127 && rc != ZSP_RUN_EGUARD && !(rc == ZSP_RUN_ESETUP && why))
+			hint_dropped(&l);
 		if (rc == ZSP_RUN_EGUARD) {
 			zsp_warn("error: %s", why);
 		} else if (rc == ZSP_RUN_ESETUP && why) {
@@ -610,6 +733,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		OPT_STATE_DIR,
 		OPT_RUNTIME_DIR,
 		OPT_NO_AUDIT,
+		OPT_SHELL,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -623,6 +747,8 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "no-audit", no_argument, NULL, OPT_NO_AUDIT },
+		{ "shell", required_argument, NULL, OPT_SHELL },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -630,7 +756,7 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 	bool doctor = false, verify = false;
 	opterr = 0;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "+p:D:I:W:c:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:D:I:W:c:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			o->file = optarg;
@@ -670,8 +796,16 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 		case OPT_RUNTIME_DIR:
 			o->runtime_dir = optarg;
 			break;
+		case OPT_SHELL:
+			if (optarg[0] != '/')
+				return zsp_usage_error("--shell %s: give the shell's absolute path (e.g. /bin/bash)", optarg);
+			o->shell = optarg;
+			break;
 		case OPT_STRICT:
 			o->cc.strict = true;
+			break;
+		case 'v':
+			o->verbose = true;
 			break;
 		case OPT_NO_PROC:
 			o->no_proc = true;
@@ -699,9 +833,9 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 			return zsp_usage_error("unknown option `%s`", argv[optind - 1]);
 		}
 	}
-	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir || o->no_audit))
-		return zsp_usage_error("%s", "--thread, --project, --state-dir, --runtime-dir and --no-audit go "
-				       "with -c COMMAND");
+	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir || o->no_audit || o->shell))
+		return zsp_usage_error("%s", "--thread, --project, --state-dir, --runtime-dir, --no-audit and --shell "
+				       "go with -c COMMAND");
 	if (o->command && (doctor || verify || o->print))
 		return zsp_usage_error("%s", "-c runs a command: it does not go with --doctor, --verify or --print");
 	if (o->command && optind != argc)

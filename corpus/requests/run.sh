@@ -79,8 +79,9 @@ for src in "$dir"/*.zsp; do
 	fi
 done
 
-# queries.txt: DECISION REASON FILE POLICY DEFS REQUEST (DEFS: NAME=VALUE,... or -; @TMP is
-# the temporary directory holding the symlink workspace).
+# queries.txt: DECISION REASON FILE POLICY DEFS REQUEST (DEFS: NAME=VALUE,... or -; a DEFS
+# entry that starts with -- is an option of zspc, `--shell=PATH`; @TMP is the temporary
+# directory holding the symlink workspace).
 qp=0
 qf=0
 while read -r want reason file policy defs request; do
@@ -96,7 +97,10 @@ while read -r want reason file policy defs request; do
 			*,*) rest=${rest#*,} ;;
 			*) rest= ;;
 			esac
-			set -- "$@" -D "$(printf '%s' "$def" | sed "s|@TMP|$tmp|g")"
+			case $def in
+			--*) set -- "$@" "$(printf '%s' "$def" | sed "s|@TMP|$tmp|g")" ;;
+			*) set -- "$@" -D "$(printf '%s' "$def" | sed "s|@TMP|$tmp|g")" ;;
+			esac
 		done
 	fi
 	request=$(printf '%s' "$request" | sed "s|@TMP|$tmp|g")

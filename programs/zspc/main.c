@@ -49,6 +49,8 @@ static const char usage_text[] =
 	"  --format json      one JSON object per decision\n"
 	"  --workspace DIR    the workspace (default: -D WORKSPACE, else the top of the git work\n"
 	"                     tree holding the current directory, else the current directory)\n"
+	"  --shell PATH       judge terminal commands as PATH -c runs them (default: /bin/sh;\n"
+	"                     a shell other than sh, dash and bash turns an allow into ask)\n"
 	"  --no-symlinks      judge paths as written only\n"
 	"  --coverage         list rules no expectation exercised; --coverage-min PCT fails below\n"
 	"  -o OUT             write the output to OUT (atomically); `-` is stdout\n"
@@ -79,7 +81,8 @@ static const char *param_value(const zsp_ir_policy *p, const char *name)
 
 zsp_oracle_env zspc_oracle_env(const zsp_ir_policy *p, bool resolve_symlinks)
 {
-	zsp_oracle_env env = { param_value(p, "WORKSPACE"), param_value(p, "HOME"), resolve_symlinks };
+	zsp_oracle_env env = { .workspace = param_value(p, "WORKSPACE"), .home = param_value(p, "HOME"),
+			       .resolve_symlinks = resolve_symlinks };
 	return env;
 }
 
@@ -141,7 +144,8 @@ static int check_combinations(const struct zspc_opts *o, enum mode mode)
 		{ o->out != NULL, m & (M_EMIT_IR | M_BACKEND | M_IMPORT), "-o goes with --emit and --import" },
 		{ o->nul, bwrap, "--format nul goes with --emit bwrap" },
 		{ o->cc.strict, m & M_BACKEND, "--strict goes with --emit FORMAT (but ir)" },
-		{ o->json || o->workspace, m & M_ASKS, "--format and --workspace go with --query and --batch" },
+		{ o->json || o->workspace || o->shell, m & M_ASKS,
+		  "--format, --workspace and --shell go with --query and --batch" },
 		{ o->thread || o->project || o->record || o->state_dir || o->runtime_dir, m & M_ASKS,
 		  "--thread, --project, --record, --state-dir and --runtime-dir go with --query and --batch" },
 		{ o->policy != NULL, m & (M_ASKS | M_TEST | M_BACKEND | M_VERIFY),
@@ -172,7 +176,7 @@ int main(int argc, char **argv)
 		OPT_POLICY = 256, OPT_EXPLAIN, OPT_FORMAT, OPT_WORKSPACE, OPT_NO_SYMLINKS,
 		OPT_COVERAGE, OPT_COVERAGE_MIN, OPT_BATCH, OPT_TEST, OPT_QUERY, OPT_IMPORT, OPT_STRICT, OPT_VERIFY,
 		OPT_DISTRIBUTION, OPT_USER, OPT_CD, OPT_THREAD, OPT_PROJECT, OPT_RECORD, OPT_STATE_DIR,
-		OPT_RUNTIME_DIR,
+		OPT_RUNTIME_DIR, OPT_SHELL,
 	};
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },
@@ -198,6 +202,7 @@ int main(int argc, char **argv)
 		{ "record", no_argument, NULL, OPT_RECORD },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
+		{ "shell", required_argument, NULL, OPT_SHELL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -293,6 +298,11 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RUNTIME_DIR:
 			o.runtime_dir = optarg;
+			break;
+		case OPT_SHELL:
+			if (optarg[0] != '/')
+				rc = zsp_usage_error("--shell %s: give the shell's absolute path (e.g. /bin/bash)", optarg);
+			o.shell = optarg;
 			break;
 		case OPT_COVERAGE_MIN: {
 			char *end;

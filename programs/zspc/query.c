@@ -162,7 +162,8 @@ int zspc_query(const struct zspc_opts *o, const char *file)
 		goto out;
 	}
 	zsp_oracle_env env = zspc_oracle_env(p, o->resolve_symlinks);
-	if ((rc = zsp_session_new_env(set, p->name, &env, &s)) != ZSP_OK)
+	if ((rc = zsp_session_new_env(set, p->name, &env, &s)) != ZSP_OK ||
+	    (rc = zsp_session_set_shell(s, o->shell)) != ZSP_OK)
 		goto out;
 	if (wants_grants(o) && (rc = attach_grants(o, s, &g)) != ZSP_OK)
 		goto out;

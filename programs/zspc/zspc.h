@@ -20,6 +20,7 @@ struct zspc_opts {
 	const char *batch;       /* --batch FILE or - */
 	const char *policy;
 	const char *workspace;
+	const char *shell;       /* --shell: what terminal commands run with (NULL: /bin/sh) */
 	const char *emit;        /* --emit FORMAT */
 	const char *wsl_distribution, *wsl_user, *wsl_cd;   /* --emit wsl */
 	const char *const *command;  /* after `FILE.zsp --` for --emit sandbox-exec and wsl */

@@ -2,8 +2,8 @@
 # ask.sh: zsp-run -c: the oracle's answer before the run (allow runs, deny exits 122 with the
 # reason), `ask` without a terminal (exit 123 and the `zspc grant add` command that approves it
 # once), the prompt on a terminal (script(1) gives one: once, thread, project, deny, end of input,
-# Ctrl-C), a grant store that cannot be opened (fail closed) and the audit trail of it all. Each
-# case runs as the current user and, under root, again as uid 65534.
+# Ctrl-C), a grant store that cannot be opened (fail closed), the audit trail of it all, and
+# --shell. Each case runs as the current user and, under root, again as uid 65534.
 
 zsp_suite=e2e-ask zsp_up=../.. zsp_need_tmpfs=1
 . "$(dirname "$0")/../testenv.sh"
@@ -195,6 +195,31 @@ for who in $(identities); do
 	expect $APPROVAL "an unusable store, --no-audit: ask stays ask" --no-audit -c 'touch p1'
 	chmod 700 "$st"
 	expect 64 "--no-audit without -c" --no-audit -- true
+
+	# --shell: the command runs with that shell, and the oracle judges it as that shell runs it
+	policy=$top_srcdir/tests/e2e/policies/shells.zsp
+	expect 1 "--shell /bin/bash: pipefail" --shell /bin/bash -c 'set -o pipefail; false | true'
+	printf 'greet() { echo "hello from $1"; }\n' >"$ws/lib.sh"
+	expect 0 "--shell /bin/bash: source" --shell /bin/bash -c 'source ./lib.sh; greet bash'
+	grep -qx "hello from bash" "$tmp/out" && ok || bad "source: $(cat "$tmp/out" "$tmp/err")"
+	# known by the file the path resolves to: a link named mysh to bash is bash, one named
+	# bash to env is not a shell the oracle models, nor is a bash the sandbox may write
+	mkdir -p "$world/bin" "$ws/tools"
+	ln -s /bin/bash "$world/bin/mysh"
+	ln -s /usr/bin/env "$world/bin/bash"
+	cp /bin/bash "$ws/tools/bash"
+	expect 1 "--shell: a link to bash is bash" --shell "$world/bin/mysh" -c 'set -o pipefail; false | true'
+	for sh in "$world/bin/bash" "$ws/tools/bash" /nonexistent/zsh; do
+		expect $APPROVAL "--shell $sh: an allow becomes ask" --shell "$sh" -c 'echo ran'
+		grep -q "approval needed: unsupported" "$tmp/err" && ok || bad "--shell $sh: $(cat "$tmp/err")"
+		[ ! -s "$tmp/out" ] && ok || bad "--shell $sh: the command ran"
+		expect $DENIED "--shell $sh: a deny stands" --shell "$sh" -c 'rm -rf src'
+		[ -d "$ws/src" ] && ok || bad "--shell $sh: a denied command ran"
+	done
+	rm -rf "$ws/tools" "$ws/lib.sh"
+	expect 64 "--shell needs an absolute path" --shell bash -c 'true'
+	expect 64 "--shell goes with -c" --shell /bin/bash -- true
+	policy=$top_srcdir/tests/e2e/policies/ask.zsp
 
 	# usage
 	expect 64 "--thread without -c" --thread T1 -- true

@@ -4,10 +4,10 @@
 #
 # The unprivileged pass never runs anything from the build or source tree: they may lie where
 # uid 65534 cannot go (a checkout in /root, mode 700: every case would exit 126). It runs copies
-# instead, made by root in $tmp/nobody (mode 755, readable by all): bin/ holds zsp-run, zspc and
-# zsp-probe side by side (zsp-run finds the probe beside itself, zspc finds zsp-run; $ZSP_PROBE
-# names the copy too), src/ the policies the suites read (examples/, corpus/requests/,
-# tests/e2e/policies/). `fresh WHO` points ZSP_RUN, ZSP_PROBE, ZSPC and top_srcdir at the
+# instead, made by root in $tmp/nobody (mode 755, readable by all): bin/ holds zsp-run, zsp-exec,
+# zspc and zsp-probe side by side (zsp-run finds its exec step and the probe beside itself, zspc
+# finds zsp-run; $ZSP_PROBE names the copy too), src/ the policies the suites read (examples/,
+# corpus/requests/, tests/e2e/policies/). `fresh WHO` points ZSP_RUN, ZSP_PROBE, ZSPC and top_srcdir at the
 # copies for nobody and back at the originals for self. When the pass cannot run (no setpriv,
 # $tmp out of uid 65534's reach, a copy that does not run as it), the reason is printed and the
 # pass skipped, which is a failure when $CI is set.
@@ -90,6 +90,7 @@ setup_nobody() {
 	why="could not copy the programs to $nobody_dir"
 	mkdir -p "$nobody_dir/bin" "$nobody_dir/src/corpus" "$nobody_dir/src/tests/e2e" || return 1
 	copy_program "$self_run" "$nobody_dir/bin/zsp-run" &&
+		copy_program "$(dirname "$self_run")/zsp-exec" "$nobody_dir/bin/zsp-exec" &&
 		copy_program "$self_probe" "$nobody_dir/bin/zsp-probe" &&
 		copy_program "$self_zspc" "$nobody_dir/bin/zspc" || return 1
 	cp -R "$self_srcdir/examples" "$nobody_dir/src/" &&

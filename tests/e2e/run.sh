@@ -1,7 +1,7 @@
 #!/bin/sh
-# run.sh: zsp-run's contract, for real (bwrap, seccomp, the kernel): exit statuses, the setup
-# failure code, no placeholder left behind, the environment and descriptors that reach the
-# sandbox, the built-in default policy, --print, --strict, --doctor. Each case runs as the
+# run.sh: zsp-run's contract, for real (bwrap, seccomp, the kernel): exit statuses (127 and 126
+# from the exec step), the setup failure code, no placeholder left behind, the environment and
+# descriptors that reach the sandbox, the built-in default policy, --print, --strict, --doctor. Each case runs as the
 # current user and, under root, again as uid 65534.
 
 zsp_suite=e2e-run zsp_up=../..
@@ -43,6 +43,65 @@ for who in $(identities); do
 	expect_rc 66 "missing policy file" "$ZSP_RUN" -p "$tmp/none.zsp" -- true
 	printf 'zsp 1;\npolicy "x" { fs { read "/" } }\n' >"$tmp/broken.zsp"
 	expect_rc 1 "policy with errors" "$ZSP_RUN" -p "$tmp/broken.zsp" -- true
+
+	# the exec step (zsp-exec): 127 and 126 as bash gives them, said on stderr, the name escaped
+	expect_rc 127 "a command not found" "$ZSP_RUN" -- zsp-no-such-command
+	grep -qx "zsp-run: zsp-no-such-command: command not found" "$tmp/err" && ok ||
+		bad "no 'command not found': $(cat "$tmp/err")"
+	expect_rc 127 "a path that does not exist" "$ZSP_RUN" -- ./no-such-file
+	grep -qx "zsp-run: ./no-such-file: No such file or directory" "$tmp/err" && ok || bad "127: $(cat "$tmp/err")"
+	expect_rc 126 "a file that is not executable" "$ZSP_RUN" -- "$ws/src/main.rs"
+	grep -qx "zsp-run: $ws/src/main.rs: Permission denied" "$tmp/err" && ok || bad "126: $(cat "$tmp/err")"
+	expect_rc 126 "a directory" "$ZSP_RUN" -- "$ws/src"
+	grep -qx "zsp-run: $ws/src: Is a directory" "$tmp/err" && ok || bad "126 (directory): $(cat "$tmp/err")"
+	printf '\177ELF\000x' >"$ws/bad"
+	printf 'echo "script:$0:$1"\n' >"$ws/s"
+	chmod 755 "$ws/bad" "$ws/s"
+	expect_rc 126 "a file that is not a program" "$ZSP_RUN" -- ./bad
+	grep -qx "zsp-run: ./bad: cannot execute binary file: Exec format error" "$tmp/err" && ok || bad "ENOEXEC: $(cat "$tmp/err")"
+	expect_rc 0 "a script without #! runs with /bin/sh" "$ZSP_RUN" -- ./s x
+	grep -qx "script:./s:x" "$tmp/out" && ok || bad "a script without #!: $(cat "$tmp/out" "$tmp/err")"
+	rm -f "$ws/bad" "$ws/s"
+	expect_rc 127 "a name with control characters" "$ZSP_RUN" -- "$(printf 'zsp\033[2Jx')"
+	grep -qx 'zsp-run: zsp\\x1b\[2Jx: command not found' "$tmp/err" && ! grep -q "$(printf '\033')" "$tmp/err" && ok ||
+		bad "the name was not escaped: $(od -c "$tmp/err" | head -3)"
+	# a directory of $PATH the user cannot search is passed over (execvp would say EACCES: 126)
+	mkdir -m 000 "$world/locked"
+	expect_rc 127 "an unsearchable PATH entry" env PATH="$world/locked:/usr/bin:/bin" "$ZSP_RUN" -D HOME="$home" -- zsp-no-such-command
+	expect_rc 0 "the command's argv, argv[0] included" "$ZSP_RUN" -- sh -c 'printf "%s|" "$0" "$@"' zero one 'two words'
+	[ "$(cat "$tmp/out")" = "zero|one|two words|" ] && ok || bad "argv changed: $(cat "$tmp/out")"
+	expect_rc 0 "the environment is the policy's, nothing added" env -i PATH=/usr/bin:/bin HOME="$home" \
+		TMPDIR="$tmpdir" LANG=C.UTF-8 SECRET_TOKEN=x "$ZSP_RUN" -D HOME="$home" -- env
+	# (PWD is bwrap's, for --chdir)
+	[ "$(sort "$tmp/out" | tr '\n' ' ')" = "HOME=$home LANG=C.UTF-8 PATH=/usr/bin:/bin PWD=$ws TMPDIR=$tmpdir " ] && ok ||
+		bad "the environment: $(sort "$tmp/out" | tr '\n' ' ')"
+	expect_rc 0 "no descriptor but stdio reaches the command" "$ZSP_RUN" -- sh -c 'ls /proc/$$/fd'
+	[ "$(sort -n "$tmp/out" | tr '\n' ' ')" = "0 1 2 " ] && ok || bad "descriptors in the sandbox: $(tr '\n' ' ' <"$tmp/out")"
+	expect_rc 0 "--no-proc: the exec step runs" "$ZSP_RUN" --no-proc -- sh -c 'exit 0'
+	expect_rc 127 "--no-proc: 127 still" "$ZSP_RUN" --no-proc -- zsp-no-such-command
+	expect_rc 0 "the sandbox cannot replace the exec step" "$ZSP_RUN" -- sh -c \
+		'! { echo x > /dev/zsp-exec || rm -f /dev/zsp-exec || mv /dev/zsp-exec /dev/x || umount /dev/zsp-exec; } 2>/dev/null && test -x /dev/zsp-exec'
+	expect_rc 0 "--print shows the exec step" "$ZSP_RUN" --print
+	[ "$(tail -n 3 "$tmp/out" | tr '\n' ' ')" = "--ro-bind-fd 7 /dev/zsp-exec " ] && ok ||
+		bad "--print: $(tail -n 3 "$tmp/out" | tr '\n' ' ')"
+	# a zsp-run without its exec step beside it is a setup error, and nothing runs
+	mkdir -p "$world/lonely"
+	copy_program "$ZSP_RUN" "$world/lonely/zsp-run"
+	expect_rc 125 "no exec step" "$world/lonely/zsp-run" -D HOME="$home" -- sh -c "touch $world/ran-lonely"
+	grep -q "exec step $world/lonely/zsp-exec cannot be used" "$tmp/err" && ok || bad "no exec step: $(cat "$tmp/err")"
+	! grep -q "env clear dropped" "$tmp/err" && ok || bad "a setup failure named dropped variables: $(cat "$tmp/err")"
+	[ ! -e "$world/ran-lonely" ] && ok || bad "the command ran without the exec step"
+	# a mount bwrap fails after it started its child: the command never ran, so 125, not bwrap's 1
+	real=$(command -v bwrap)
+	cat >"$tmp/failing-bwrap.$who" <<EOS
+#!/bin/sh
+exec "$real" --ro-bind /nonexistent/zsp-source /zsp-target "\$@"
+EOS
+	chmod 755 "$tmp/failing-bwrap.$who"
+	expect_rc 125 "a mount that fails inside bwrap" env ZSP_BWRAP="$tmp/failing-bwrap.$who" "$ZSP_RUN" -- sh -c "touch $world/ran-failing"
+	grep -q "Can't find source path /nonexistent/zsp-source" "$tmp/err" && grep -q "could not be set up" "$tmp/err" && ok ||
+		bad "a failed mount: $(cat "$tmp/err")"
+	[ ! -e "$world/ran-failing" ] && ok || bad "the command ran although a mount failed"
 
 	# setup failures: 125, a reason, and the command never runs
 	marker=$world/ran
@@ -114,6 +173,45 @@ EOS
 	expect_rc 0 "--print LC_*" env LC_EVIL=1 LC_X=y LC_ALL=C.UTF-8 "$ZSP_RUN" --print
 	grep -qx LC_ALL "$tmp/out" && ! grep -q -e '^LC_EVIL$' -e '^LC_X$' "$tmp/out" && ok ||
 		bad "--print: env keep \"LC_*\" let through: $(grep '^LC_' "$tmp/out" | tr '\n' ' ')"
+	# the built-in keep list passes the toolchains' variables (doc/linux.md "The built-in
+	# policy's environment"), never credentials
+	expect_rc 0 "toolchain variables" env RUSTUP_HOME=/opt/rustup CARGO_HOME=/opt/cargo GOPATH=/opt/go \
+		JAVA_HOME=/opt/jdk VIRTUAL_ENV=/opt/venv PYTHONPATH=/opt/py NODE_OPTIONS=--no-warnings "$ZSP_RUN" -- env
+	n=$(grep -c -x -e RUSTUP_HOME=/opt/rustup -e CARGO_HOME=/opt/cargo -e GOPATH=/opt/go -e JAVA_HOME=/opt/jdk \
+		-e VIRTUAL_ENV=/opt/venv -e PYTHONPATH=/opt/py -e NODE_OPTIONS=--no-warnings "$tmp/out")
+	[ "$n" -eq 7 ] && ok || bad "toolchain variables: $n of 7 reached the sandbox: $(tr '\n' ' ' <"$tmp/out")"
+	expect_rc 0 "credentials" env GITHUB_TOKEN=t1 NPM_TOKEN=t2 AWS_SECRET_ACCESS_KEY=t3 SSH_AUTH_SOCK=/t4 \
+		GOPROXY=https://u:t5@proxy CARGO_REGISTRY_TOKEN=t6 "$ZSP_RUN" -- env
+	grep -q -e '=t[1-6]$' -e '^SSH_AUTH_SOCK=' -e t5@ "$tmp/out" && bad "a credential reached the sandbox: $(grep -e TOKEN -e AWS -e SSH -e GOPROXY "$tmp/out")" || ok
+	# a command that fails is told which variables env clear kept from it: names, never values
+	# (in an environment of the test's own: the one it runs in is anyone's)
+	set -- env -i PATH=/usr/bin:/bin HOME="$home" TMPDIR="$tmpdir" LANG=C.UTF-8
+	hint="(zsp-run -v shows the environment handed in)"
+	expect_rc 3 "a failure names what env clear dropped" "$@" FOO_HOME=zsp-value-marker XYZ=1 OLDPWD=/ \
+		"$ZSP_RUN" -D HOME="$home" -- sh -c 'exit 3'
+	grep -qxF "zsp-run: the policy's env clear dropped: FOO_HOME, XYZ $hint" "$tmp/err" &&
+		! grep -q zsp-value-marker "$tmp/err" && ok || bad "the dropped variables after a failure: $(cat "$tmp/err")"
+	expect_rc 127 "... and so is a command not found" "$@" FOO_HOME=x "$ZSP_RUN" -D HOME="$home" -- zsp-no-such-command
+	grep -qxF "zsp-run: the policy's env clear dropped: FOO_HOME $hint" "$tmp/err" && ok ||
+		bad "127: no dropped variables: $(cat "$tmp/err")"
+	expect_rc 0 "a success is not" "$@" FOO_HOME=x "$ZSP_RUN" -D HOME="$home" -- true
+	! grep -q "env clear dropped" "$tmp/err" && ok || bad "the dropped variables after a success: $(cat "$tmp/err")"
+	expect_rc 1 "nothing dropped (but the shell's own), nothing said" "$@" OLDPWD=/ SHLVL=2 "$ZSP_RUN" -D HOME="$home" -- false
+	! grep -q "env clear dropped" "$tmp/err" && ok || bad "a hint with nothing dropped: $(cat "$tmp/err")"
+	expect_rc 1 "a short list, places first" "$@" A1=1 A2=1 A3=1 A4=1 A5=1 A6=1 A7=1 A8=1 A9=1 TOOL_ROOT=/t \
+		"$ZSP_RUN" -D HOME="$home" -- false
+	grep -qxF "zsp-run: the policy's env clear dropped: TOOL_ROOT, A1, A2, A3, A4, A5, A6, A7 and 2 more $hint" "$tmp/err" &&
+		ok || bad "the short list: $(cat "$tmp/err")"
+	expect_rc 1 "a dropped name is escaped" "$@" "$(printf 'ZSP\033[2JX')=1" "$ZSP_RUN" -D HOME="$home" -- false
+	grep -qxF "zsp-run: the policy's env clear dropped: ZSP\\x1b[2JX $hint" "$tmp/err" &&
+		! grep -q "$(printf '\033')" "$tmp/err" && ok || bad "a dropped name was not escaped: $(od -c "$tmp/err" | head -3)"
+	# -v: the environment handed in (values: the user's own), the names dropped, the command
+	expect_rc 0 "-v" "$@" FOO_HOME=zsp-value-marker "$ZSP_RUN" -D HOME="$home" -v -- sh -c 'exit 0'
+	grep -qx "  LANG=C.UTF-8" "$tmp/err" && grep -qx "  PATH=/usr/bin:/bin" "$tmp/err" &&
+		grep -qxF "zsp-run: the policy's env clear dropped: FOO_HOME" "$tmp/err" &&
+		grep -qxF "zsp-run: the command: sh -c 'exit 0' (through /dev/zsp-exec)" "$tmp/err" &&
+		! grep -q zsp-value-marker "$tmp/err" && ok || bad "-v: $(cat "$tmp/err")"
+	set --
 	expect_rc 0 "LD_PRELOAD" env LD_PRELOAD=/nonexistent/zsp-preload.so "$ZSP_RUN" -- true
 	# the loader complains once per program that gets the variable: zsp-run only
 	n=$(grep -c "zsp-preload" "$tmp/err")

@@ -342,7 +342,7 @@ static int check_block(const char *file, const zsp_ir *ir0, const zsp_ir_test *t
 	int crc = c ? zsp_compile_file(c, file, &set) : ZSP_EINTERNAL;
 	zsp_compiler_free(c);
 	const zsp_ir_policy *p = set ? zsp_ir_find_policy(zsp_policy_set_ir(set), test->policy) : NULL;
-	zsp_oracle_env env = { define_value(&d, "WORKSPACE"), define_value(&d, "HOME"), false };
+	zsp_oracle_env env = { .workspace = define_value(&d, "WORKSPACE"), .home = define_value(&d, "HOME") };
 	zsp_oracle *o = p ? zsp_oracle_new(p, &env) : NULL;
 	zsp_arena *a = zsp_arena_new();
 	if (!sp) {

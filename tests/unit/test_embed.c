@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zsp.h>
 
@@ -128,6 +129,72 @@ static void test_long_path(void)
 	zsp_compiler_free(c);
 }
 
+/* The shell terminal commands run with (zsp_session_set_shell): known by the file the path
+ * resolves to; one the oracle does not model, or one the sandbox may write, makes an allow ask,
+ * and a deny still denies. */
+static void test_shell(void)
+{
+	char ws[] = "/tmp/zsp-embed-shell.XXXXXX", other[] = "/tmp/zsp-embed-other.XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(ws));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(other));
+	char path[4][128];
+	snprintf(path[0], sizeof(path[0]), "%s/zsh", other);    /* named zsh, is sh */
+	snprintf(path[1], sizeof(path[1]), "%s/bash", other);   /* named bash, is env */
+	snprintf(path[2], sizeof(path[2]), "%s/bash", ws);      /* bash, where the sandbox writes */
+	snprintf(path[3], sizeof(path[3]), "%s/fish", other);   /* no such file */
+	CU_ASSERT_EQUAL(symlink("/bin/sh", path[0]), 0);
+	CU_ASSERT_EQUAL(symlink("/usr/bin/env", path[1]), 0);
+	CU_ASSERT_EQUAL(symlink("/bin/bash", path[2]), 0);
+	zsp_compiler *c = zsp_compiler_new();
+	CU_ASSERT_EQUAL(zsp_compiler_define(c, "WORKSPACE", ws), ZSP_OK);
+	const char *text = "zsp 1;\npolicy \"p\" {\n  fs { read \"/\"; write \"${WORKSPACE}\"; }\n"
+			   "  tool \"terminal\" { default ask; allow /^ls\\b/; deny /^rm\\b/; }\n}\n";
+	zsp_policy_set *set = NULL;
+	zsp_session *s = NULL;
+	CU_ASSERT_EQUAL_FATAL(zsp_compile_buffer(c, "p.zsp", text, strlen(text), &set), ZSP_OK);
+	CU_ASSERT_EQUAL_FATAL(zsp_session_new(set, NULL, ws, NULL, &s), ZSP_OK);
+	static const struct {
+		int shell;                 /* -1: the default; 4: /bin/bash; 5: /bin/sh */
+		int ls, rm, make;          /* the answers to ls, rm -rf x, make */
+	} cases[] = {
+		{ -1, ZSP_ANSWER_ALLOW, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK },
+		{ 4, ZSP_ANSWER_ALLOW, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK },
+		{ 5, ZSP_ANSWER_ALLOW, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK },
+		{ 0, ZSP_ANSWER_ALLOW, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK },
+		{ 1, ZSP_ANSWER_ASK, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK },
+		{ 2, ZSP_ANSWER_ASK, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK },
+		{ 3, ZSP_ANSWER_ASK, ZSP_ANSWER_DENY, ZSP_ANSWER_ASK },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int k = cases[i].shell;
+		const char *shell = k < 0 ? NULL : k == 4 ? "/bin/bash" : k == 5 ? "/bin/sh" : path[k];
+		CU_ASSERT_EQUAL(zsp_session_set_shell(s, shell), ZSP_OK);
+		const char *reqs[] = { "terminal \"ls -la\"", "terminal \"rm -rf x\"", "terminal \"make\"" };
+		const int want[] = { cases[i].ls, cases[i].rm, cases[i].make };
+		for (int r = 0; r < 3; r++) {
+			int answer = -1;
+			char *json = NULL;
+			CU_ASSERT_EQUAL(zsp_session_decide(s, reqs[r], 0, &answer, &json), ZSP_OK);
+			CU_ASSERT_EQUAL(answer, want[r]);
+			if (answer != want[r])
+				printf("\n  shell %s, %s: %s", shell ? shell : "(default)", reqs[r], json);
+			if (r == 0 && want[r] == ZSP_ANSWER_ASK)
+				CU_ASSERT(json && strstr(json, "\"reason\":\"unsupported\""));
+			if (shell)
+				CU_ASSERT(json && strstr(json, "\"shell\":"));
+			free(json);
+		}
+	}
+	CU_ASSERT_EQUAL(zsp_session_set_shell(s, "bash"), ZSP_EUSAGE);
+	zsp_session_free(s);
+	zsp_policy_set_free(set);
+	zsp_compiler_free(c);
+	for (int k = 0; k < 3; k++)
+		unlink(path[k]);
+	rmdir(ws);
+	rmdir(other);
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -135,7 +202,8 @@ int main(void)
 	CU_pSuite s = CU_add_suite("embed", NULL, NULL);
 	if (!s || !CU_add_test(s, "compile and emit", test_compile_and_emit) ||
 	    !CU_add_test(s, "session", test_session) ||
-	    !CU_add_test(s, "long path", test_long_path)) {
+	    !CU_add_test(s, "long path", test_long_path) ||
+	    !CU_add_test(s, "shell", test_shell)) {
 		CU_cleanup_registry();
 		return 2;
 	}

@@ -1,0 +1,256 @@
+/* zsp-exec.c: zsp's exec step, the program bwrap starts in every zsp-run sandbox (doc/linux.md
+ * "The exec step"). It finds and runs the command as bash does, argv and environment untouched;
+ * when it cannot, it says why and exits as bash does: 127 not found, 126 found but not runnable
+ * (bwrap's own failed exec exits 1, which zsp-run also uses for policy errors). libc only,
+ * linked statically: it runs in sandboxes that may show no libraries at all.
+ *
+ * usage: zsp-exec [--ready-fd N] [--close-fds] -- COMMAND [ARG]...
+ *   --ready-fd N  write one byte to descriptor N before the exec, then close it: the command's
+ *                 status is then the command's, not the sandbox's setup failing (zsp-run)
+ *   --close-fds   every descriptor above 2 closes at the exec (zsp-run hands nothing else in:
+ *                 what is left above 2 is bwrap's and zsp-run's, never the command's)
+ * exit: the command's; 127 or 126 when it cannot be run; 125 on a usage error or when the ready
+ * byte cannot be written (then the command does not run). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "compiler/textesc_core.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+enum { EXIT_SETUP = 125, EXIT_CANNOT_RUN = 126, EXIT_NOT_FOUND = 127 };
+
+/* stderr written through a small buffer, with write(2) only: no stdio, no allocation */
+typedef struct out {
+	char buf[1024];
+	size_t len;
+} out;
+
+static void out_flush(out *o)
+{
+	const char *p = o->buf;
+	while (o->len) {
+		ssize_t w = write(STDERR_FILENO, p, o->len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		o->len -= (size_t)w;
+	}
+	o->len = 0;
+}
+
+static void out_add(out *o, const char *s, size_t n)
+{
+	while (n) {
+		if (o->len == sizeof(o->buf))
+			out_flush(o);
+		size_t k = sizeof(o->buf) - o->len < n ? sizeof(o->buf) - o->len : n;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void out_str(out *o, const char *s)
+{
+	out_add(o, s, strlen(s));
+}
+
+/* A name from the command line, shown as zsp_text_escape shows it: it must not redraw the
+ * terminal of the person reading. */
+static void out_shown(out *o, const char *s)
+{
+	if (zsp_text_plain_core(s)) {
+		out_str(o, s);
+		return;
+	}
+	for (const unsigned char *c = (const unsigned char *)s; *c;) {
+		char step[ZSP_TEXT_ESCAPE_STEP_MAX];
+		size_t used;
+		out_add(o, step, zsp_text_escape_step(c, step, &used));
+		c += used;
+	}
+}
+
+static _Noreturn void fail(const char *name, const char *why, int status)
+{
+	out o = { .len = 0 };
+	out_str(&o, "zsp-run: ");
+	if (name) {
+		out_shown(&o, name);
+		out_str(&o, ": ");
+	}
+	out_str(&o, why);
+	out_str(&o, "\n");
+	out_flush(&o);
+	_exit(status);
+}
+
+/* What bash says when it cannot run name, and the status it exits with: 127 only when there is
+ * no such file; anything found and not runnable is 126. */
+static _Noreturn void cannot_run(const char *name, int err)
+{
+	bool path = strchr(name, '/') != NULL;
+	struct stat st;
+	if (err == ENOENT)
+		fail(name, path ? "No such file or directory" : "command not found", EXIT_NOT_FOUND);
+	if (err == EACCES && path && stat(name, &st) == 0 && S_ISDIR(st.st_mode))
+		fail(name, "Is a directory", EXIT_CANNOT_RUN);
+	if (err == ENOEXEC)
+		fail(name, "cannot execute binary file: Exec format error", EXIT_CANNOT_RUN);
+	fail(name, strerror(err), EXIT_CANNOT_RUN);
+}
+
+/* Whether the start of file looks like a program rather than a script without `#!`: a NUL in
+ * its first line (bash's test before it runs such a file as a script). */
+static bool looks_binary(const char *file)
+{
+	char buf[80];
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	for (ssize_t i = 0; i < n && buf[i] != '\n'; i++)
+		if (buf[i] == '\0')
+			return true;
+	return n < 0;
+}
+
+/* Runs file as argv; returns only when it cannot, with errno set. A file the kernel does not
+ * take (ENOEXEC) that is not a program is a script without `#!`: /bin/sh runs it, as execvp
+ * and shells do. */
+static void run_file(const char *file, char **argv)
+{
+	execv(file, argv);
+	int err = errno;
+	if (err != ENOEXEC || looks_binary(file)) {
+		errno = err;
+		return;
+	}
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char *sh[n + 2];
+	sh[0] = "/bin/sh";
+	sh[1] = (char *)file;
+	for (size_t i = 1; i <= n; i++)
+		sh[i + 1] = argv[i];
+	execv(sh[0], sh);
+	errno = ENOEXEC;
+}
+
+/* Runs the command as bash finds it: a name with a slash as it is; else the first executable
+ * regular file of that name in $PATH (an empty entry is the current directory; a directory that
+ * cannot be searched is passed over, where execvp would give up with EACCES), and when there is
+ * none, a file of that name that is not executable (Permission denied), else none (127). */
+static _Noreturn void run_command(char **cmd)
+{
+	const char *name = cmd[0];
+	if (strchr(name, '/') || !*name) {
+		if (*name)
+			run_file(name, cmd);
+		cannot_run(name, *name ? errno : ENOENT);
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";  /* glibc's execvp without PATH */
+	size_t nlen = strlen(name);
+	bool denied = false;   /* a file of that name that is not executable was seen */
+	for (const char *dir = path;; dir++) {
+		const char *end = strchr(dir, ':');
+		size_t dlen = end ? (size_t)(end - dir) : strlen(dir);
+		char file[PATH_MAX];
+		struct stat st;
+		if (dlen + 1 + nlen < sizeof(file)) {
+			memcpy(file, dlen ? dir : ".", dlen ? dlen : 1);
+			size_t k = dlen ? dlen : 1;
+			file[k] = '/';
+			memcpy(file + k + 1, name, nlen + 1);
+			if (stat(file, &st) == 0 && !S_ISDIR(st.st_mode)) {
+				if (access(file, X_OK) == 0) {
+					run_file(file, cmd);
+					cannot_run(name, errno);
+				}
+				denied = true;
+			}
+		}
+		if (!end)
+			break;
+		dir = end;
+	}
+	cannot_run(name, denied ? EACCES : ENOENT);
+}
+
+/* Every descriptor above stderr closes at the exec (and stays open until then, for the message
+ * of a failed exec). */
+static void close_on_exec_above_stderr(void)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	/* before Linux 5.11: one by one, up to the descriptor limit */
+	struct rlimit rl;
+	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1048576
+			   ? (long)rl.rlim_cur
+			   : 1048576;
+	for (long fd = 3; fd < max; fd++) {
+		int flags = fcntl((int)fd, F_GETFD);
+		if (flags >= 0)
+			fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC);
+	}
+}
+
+static int parse_fd(const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > INT_MAX)
+		return -1;
+	return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+	int ready = -1;
+	bool close_fds = false;
+	int i = 1;
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--ready-fd") == 0 && i + 1 < argc && (ready = parse_fd(argv[i + 1])) >= 0)
+			i++;
+		else if (strcmp(argv[i], "--close-fds") == 0)
+			close_fds = true;
+		else
+			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] -- COMMAND [ARG]...",
+			     EXIT_SETUP);
+	}
+	if (i + 1 >= argc)
+		fail(NULL, "zsp-exec: no command after --", EXIT_SETUP);
+	char **cmd = argv + i + 1;
+	if (close_fds)
+		close_on_exec_above_stderr();
+	if (ready >= 0) {
+		ssize_t w;
+		while ((w = write(ready, "1", 1)) < 0 && errno == EINTR)
+			;
+		if (w != 1)
+			fail(NULL, "zsp-exec: cannot tell zsp-run that the sandbox is ready, so the command does not run",
+			     EXIT_SETUP);
+		close(ready);
+	}
+	run_command(cmd);
+}
