@@ -273,8 +273,8 @@ int zsp_session_new(const zsp_policy_set *set, const char *policy, const char *w
 		return ZSP_EINTERNAL;
 	}
 	/* the places the rules were compiled with, when the caller names none */
-	zsp_oracle_env env = { workspace ? workspace : param_value(p, "WORKSPACE"),
-			       home ? home : param_value(p, "HOME"), true };
+	zsp_oracle_env env = { .workspace = workspace ? workspace : param_value(p, "WORKSPACE"),
+			       .home = home ? home : param_value(p, "HOME"), .resolve_symlinks = true };
 	int rc = session_make(ir, p, bound, why, &env, out);
 	if (rc == ZSP_OK) {
 		(*out)->placed = true;
