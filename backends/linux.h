@@ -30,7 +30,21 @@ typedef struct zsp_linux_opts {
 	size_t nreadonly;         /* policy and its includes) */
 	const char *const *hidden; /* directories it must not see at all (zsp's own state) */
 	size_t nhidden;
+	const char *sandbox_dir;  /* the state of this policy and workspace, canonical: its caches
+				   * and its private /tmp (runtime/sandbox.h); NULL: none, and a
+				   * policy that needs them cannot be lowered */
 } zsp_linux_opts;
+
+/* A directory (or the file a mount needs) of the sandbox's own state, sandbox_dir/rel, that the
+ * runner creates before bwrap starts, without following a symbolic link on the way (the sandbox
+ * writes below sandbox_dir/tmp and sandbox_dir/cache). When it is the source of a bind, argi is
+ * the index of that source in the argv: the runner passes it to bwrap as an open descriptor
+ * (--bind-fd), so that nothing can swap it between its checks and the mount. */
+typedef struct zsp_bwrap_state {
+	const char *rel;          /* "tmp", "tmp/a", "cache/npm" */
+	bool file;                /* a mount point for a file: an empty regular file */
+	long argi;                /* -1: not a bind source */
+} zsp_bwrap_state;
 
 /* A missing denied name under a writable root is masked by a read-only empty directory: its
  * mount point must exist on the host. The runner creates the placeholders before bwrap starts
@@ -48,6 +62,8 @@ typedef struct zsp_bwrap_plan {
 	size_t nroots;
 	char **fixed;             /* protected names mounted read-only (they existed at launch) */
 	size_t nfixed;
+	zsp_bwrap_state *state;   /* the sandbox's own directories to create (parents first) */
+	size_t nstate;
 } zsp_bwrap_plan;
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file
@@ -71,6 +87,10 @@ int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count)
 /* The plan's options as text: one shell-quoted argument per line (what a reader runs), or
  * NUL-separated (bwrap --args FD). Appended to out. */
 void zsp_bwrap_argv_text(const zsp_bwrap_plan *plan, bool nul, zsp_buf *out);
+
+/* Does lowering p need the sandbox's own state directory (zsp_linux_opts.sandbox_dir): a cache,
+ * or a private /tmp the policy lets it write? */
+bool zsp_linux_needs_state(const zsp_ir_policy *p);
 
 /* Warnings for what the Linux backends cannot enforce as written (host rules, unix sockets). */
 void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "backends/linux.h"
+#include "runtime/sandbox.h"
 
 /* Exit status when the sandbox cannot be set up (the command never ran). */
 #define ZSP_RUN_ESETUP 125
@@ -24,6 +25,8 @@ typedef struct zsp_launch {
 	const char *workspace;     /* canonical; checked after the run even inside a shared root
 				    * (/tmp) that is not walked, when the sandbox could write it */
 	bool quiet;                /* no diagnosis on stderr when the sandbox fails to start */
+	zsp_sandbox *sandbox;      /* the policy and workspace's own state (plan.state is made
+				    * there, and trimmed after the run), or NULL */
 } zsp_launch;
 
 /* Lowers p for a run with the options o (its seccomp is always on). Diagnostics go to d. Returns
@@ -34,7 +37,10 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 void zsp_launch_release(zsp_launch *l);
 
 /* Runs argv (argv[0] looked up on the sandbox's PATH by bwrap) in the sandbox, with the policy's
- * resource limits, stdin/stdout/stderr inherited and every other descriptor closed. Returns the
+ * resource limits, stdin/stdout/stderr inherited and every other descriptor closed. The plan's
+ * state entries are made in l->sandbox first, and its bind sources given to bwrap as the
+ * descriptors opened there (--bind-fd); after the run the caches and the private /tmp are
+ * trimmed to the policy's limits, what was removed said on stderr. Returns the
  * command's exit status (128+N for signal N), or ZSP_RUN_ESETUP when the sandbox could not be
  * set up (then *why, if not NULL, says what failed). After the run, what the sandbox left for
  * the host to run is moved aside and reported on stderr; ZSP_RUN_EGUARD (with *why) when some
