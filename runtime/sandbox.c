@@ -341,6 +341,27 @@ static void make_writable(int fd)
 		fchmod(fd, (st.st_mode & 07777) | S_IRWXU);
 }
 
+/* One more node: rel (below the walk's top) and what lstat said of it. */
+static void add_node(walk *w, const char *rel, const struct stat *st)
+{
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? 2 * w->cap : 1024;
+		node *nn = realloc(w->nodes, ncap * sizeof(node));
+		if (!nn) {
+			w->oom = true;
+			return;
+		}
+		w->nodes = nn;
+		w->cap = ncap;
+	}
+	char *dup = strdup(rel);
+	if (!dup) {
+		w->oom = true;
+		return;
+	}
+	w->nodes[w->n++] = (node){ dup, disk_bytes(st), later(st->st_atim, st->st_mtim) };
+}
+
 /* Counts (and collects, or removes) what is below the directory dfd, whose path below the
  * walk's top is rel (len bytes of buf). Takes dfd. */
 static void walk_dir(walk *w, int dfd, char *buf, size_t len, int depth)
@@ -387,19 +408,7 @@ static void walk_dir(walk *w, int dfd, char *buf, size_t len, int depth)
 			if (unlinkat(dirfd(d), de->d_name, 0) != 0)
 				w->undone++;
 		} else if (w->collect) {
-			node *nn = w->n < w->cap ? w->nodes : realloc(w->nodes, (w->cap ? 2 * w->cap : 1024) * sizeof(node));
-			char *rel = nn ? strdup(buf + 1) : NULL;
-			if (!rel) {
-				if (nn)
-					w->nodes = nn;
-				w->oom = true;
-			} else {
-				if (nn != w->nodes) {
-					w->nodes = nn;
-					w->cap = w->cap ? 2 * w->cap : 1024;
-				}
-				w->nodes[w->n++] = (node){ rel, disk_bytes(&st), later(st.st_atim, st.st_mtim) };
-			}
+			add_node(w, buf + 1, &st);
 		}
 		buf[len] = 0;
 	}

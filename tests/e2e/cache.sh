@@ -201,6 +201,15 @@ for who in $(identities); do
 	grep -q "caches held .* over their 4 MiB limit (\`cache limit\`): removed the 1 least recently used files" "$tmp/err" &&
 		grep -q "/tmp held .* over its 2 MiB limit (\`tmp limit\`): removed the 1 least" "$tmp/err" && ok ||
 		{ bad "what the limits removed is not said on stderr"; sed 's/^/  | /' "$tmp/err"; }
+	# ... thousands of files (the oldest go first: what is left is the newest)
+	run_tmp "$ws3" -p "$limit" -- sh -c 'rm -f "$npm_config_cache"/*.bin && mkdir "$npm_config_cache/many" &&
+		cd "$npm_config_cache/many" && i=0 && while [ $i -lt 3000 ]; do echo $i >f$i; i=$((i + 1)); done &&
+		touch -d 2001-01-01 f0 f1 f2'
+	left=$(find "$sb3/cache/npm/many" -type f 2>/dev/null | wc -l)
+	[ "$rc" -eq 0 ] && [ "$left" -gt 0 ] && [ "$left" -lt 3000 ] && [ ! -e "$sb3/cache/npm/many/f0" ] &&
+		[ -f "$sb3/cache/npm/many/f2999" ] && [ "$(du -sk "$sb3/cache/npm" | cut -f1)" -le 4096 ] && ok ||
+		bad "a trim of 3000 files: exit $rc, $left left, $(du -sk "$sb3/cache/npm" | cut -f1) KiB"
+	rm -rf "$sb3/cache/npm/many"
 	# ... and not under a run still using the caches
 	hold='touch "$npm_config_cache/holder-up" && sleep 4'
 	(cd "$ws3" && if [ "$who" = nobody ]; then as_nobody env HOME="$home" TMPDIR=/tmp PATH=/usr/bin:/bin \

@@ -154,7 +154,7 @@ EOS
 	(cd "$ws" && as "$who" "$ZSPC" -D HOME="$home" --emit bwrap "$top_srcdir/examples/workspace.zsp") >"$tmp/zspc" 2>/dev/null
 	# zsp-run hides zsp's own state directories (grants, the sandboxes' caches) on top of the
 	# policy's lowering, once they exist: those masks are its own, not zspc's
-	awk -f "$top_srcdir/tests/state-masks.awk" "$tmp/builtin" >"$tmp/builtin.policy"
+	awk -f "$self_srcdir/tests/state-masks.awk" "$tmp/builtin" >"$tmp/builtin.policy"
 	cmp -s "$tmp/builtin.policy" "$tmp/zspc" && ok || bad "zsp-run --print and zspc --emit bwrap disagree"
 
 	# what Linux cannot enforce as written is said at every run, unless silenced
