@@ -17,10 +17,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 #   procps (pgrep, pkill: tests/e2e); util-linux (setpriv, setsid, runuser: the unprivileged
 #   passes); bsdutils (script: the terminal cases); passwd (useradd, usermod); git (the host's
 #   own git in tests/e2e/hostlater.sh and tests/sbpl/gitfile.sh: what a sandbox leaves for it);
+#   npm (npm, node) and python3-venv (python3 -m venv, ensurepip): the tools whose caches
+#   tests/e2e/cache.sh gives the sandbox, run offline on local packages;
 #   coreutils diffutils findutils grep sed mawk tar (mkfifo od stat, cmp diff, find, awk).
 packages="build-essential autoconf automake libtool pkg-config flex bison libseccomp-dev
 libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils procps util-linux bsdutils passwd
-coreutils diffutils findutils grep sed mawk tar git"
+coreutils diffutils findutils grep sed mawk tar git npm python3-venv"
 
 # check alone: libFuzzer. The fuzz targets build with clang, whose sanitizer runtimes and
 # headers (libFuzzer, ASan, UBSan, sanitizer/asan_interface.h) are in libclang-rt-14-dev, which

@@ -27,6 +27,8 @@ typedef struct zsp_backend_input {
 	size_t ncommand;
 	bool nul;                        /* bwrap: NUL-separated arguments (bwrap --args FD) */
 	const struct zsp_wsl_invocation *wsl;   /* wsl: the translated zsp-run invocation */
+	const char *sandbox_dir;         /* bwrap: where zsp-run keeps this policy and workspace's
+					  * caches and private /tmp (runtime/sandbox.h) */
 } zsp_backend_input;
 
 typedef struct zsp_backend {

@@ -39,6 +39,11 @@ typedef struct ent {
 	const char *source;         /* what is mounted there when it is not the path itself (a
 				     * git directory's layer); NULL: the path */
 	bool dropped;               /* taken out of the plan (a config its layer replaces) */
+	const char *state;          /* bound from the sandbox's own directory sandbox_dir/state (a
+				     * cache), not from the host object at path */
+	bool tmp;                   /* the private /tmp: the sandbox's own directory is bound here */
+	bool in_tmp;                /* emission: its nearest mounted ancestor is the private /tmp */
+	bool skipped;               /* ... and it is not mounted (the host's object is not there) */
 } ent;
 
 /* What lstat and readlink said about one path during this build. Every rule path is resolved
@@ -76,6 +81,10 @@ typedef struct plan {
 	size_t nlayers, layercap;
 	bool failed;
 	bool oom;                   /* failed for want of memory (not yet reported) */
+	zsp_bwrap_state *state;     /* the sandbox's own directories the runner makes */
+	size_t nstate, statecap;
+	const char *tmp;            /* the canonical /tmp when it is the sandbox's own, else NULL */
+	const char *moved_said;     /* the last cache said to be moved by the sandbox's environment */
 	size_t nmissing;            /* protected names the sandbox could create (not mounted) */
 	const zsp_ir_fs_rule *missing_rule;
 	const char *missing_names[3];
@@ -209,6 +218,7 @@ static const char *probe_link(plan *pl, probe *pr)
 /* Resolves every symlink of an absolute path, component by component; the part that does not
  * exist is appended as written. *kind tells what is at the end. NULL on a loop or a path too long. */
 static bool policy_writable(const zsp_ir_policy *p, const char *dir);
+static bool is_private_tmp(plan *pl, const char *path);
 
 /* A directory where someone other than the user and root may create entries: world-writable
  * or sticky (/tmp), or owned by another user. A symbolic link found there is not the user's. */
@@ -312,13 +322,15 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 	return zsp_arena_strdup(pl->a, cur[0] ? cur : "/");
 }
 
-static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *missing_from, int access,
+/* The entry of c (an existing one when c is already there), or NULL when out of memory. It is
+ * valid until the next entry is added. */
+static ent *add_canonical(plan *pl, char *c, enum host_kind kind, const char *missing_from, int access,
 			  bool protect, bool pin, bool untrusted, const zsp_ir_fs_rule *r)
 {
 	ent *ne = zsp_arena_grow(pl->a, pl->ents, pl->n, &pl->cap, sizeof(ent));
 	if (!ne) {
 		nomem(pl);
-		return;
+		return NULL;
 	}
 	pl->ents = ne;
 	/* the same canonical path twice (two spellings, or a glob match): the stronger rule, as the
@@ -329,10 +341,11 @@ static void add_canonical(plan *pl, char *c, enum host_kind kind, const char *mi
 				pl->ents[i].access = access, pl->ents[i].rule = r;
 			pl->ents[i].protect |= protect;
 			pl->ents[i].pin |= pin;
-			return;
+			return &pl->ents[i];
 		}
-	pl->ents[pl->n++] = (ent){ c, strlen(c), access, protect, pin, untrusted, kind, missing_from, r,
-				   NULL, false };
+	pl->ents[pl->n] = (ent){ .path = c, .len = strlen(c), .access = access, .protect = protect, .pin = pin,
+				 .untrusted = untrusted, .kind = kind, .missing_from = missing_from, .rule = r };
+	return &pl->ents[pl->n++];
 }
 
 static void add_ent(plan *pl, const char *path, int access, bool protect, bool untrusted,
@@ -354,17 +367,29 @@ static void add_ent(plan *pl, const char *path, int access, bool protect, bool u
 }
 
 /* The most specific literal rule covering dir, as written: does it let the sandbox write? */
-static bool policy_writable(const zsp_ir_policy *p, const char *dir)
+/* The policy's literal rule that decides path: the most specific, a tie to the stronger. */
+static const zsp_ir_fs_rule *rule_for(const zsp_ir_policy *p, const char *path)
 {
 	const zsp_ir_fs_rule *best = NULL;
 	for (size_t i = 0; i < p->nfs; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];
-		if (!r->glob && zsp_path_is_prefix(r->path, dir) &&
+		if (!r->glob && zsp_path_is_prefix(r->path, path) &&
 		    (!best || strlen(r->path) > strlen(best->path) ||
 		     (strlen(r->path) == strlen(best->path) && r->access > best->access)))
 			best = r;
 	}
-	return best && best->access == ZSP_ACCESS_WRITE;
+	return best;
+}
+
+static int rule_access(const zsp_ir_policy *p, const char *path)
+{
+	const zsp_ir_fs_rule *r = rule_for(p, path);
+	return r ? (int)r->access : 0;
+}
+
+static bool policy_writable(const zsp_ir_policy *p, const char *dir)
+{
+	return rule_access(p, dir) == ZSP_ACCESS_WRITE;
 }
 
 /* zsp_path_is_prefix(e->path, path), path being len bytes long: the loops over every entry
@@ -414,6 +439,19 @@ static void drop_widening(plan *pl)
 	pl->n = k;
 }
 
+/* Is path the private /tmp, or in it and not the host's (no entry between them)? */
+static bool in_private_tmp(const plan *pl, const char *path)
+{
+	size_t best = 0, len = strlen(path);
+	const ent *deepest = NULL;
+	for (size_t i = 0; i < pl->n; i++)
+		if (pl->ents[i].len >= best && ent_covers(&pl->ents[i], path, len)) {
+			best = pl->ents[i].len;
+			deepest = &pl->ents[i];
+		}
+	return deepest && deepest->tmp;
+}
+
 /* The access of the deepest entry at or above path (0: none). */
 static int access_at(const plan *pl, const char *path)
 {
@@ -460,7 +498,7 @@ static void pin_ancestors(plan *pl)
 		}
 		for (char *slash = strrchr(anc, '/'); slash && slash != anc; slash = strrchr(anc, '/')) {
 			*slash = 0;
-			if (access_at(pl, anc) != ZSP_ACCESS_WRITE)
+			if (access_at(pl, anc) != ZSP_ACCESS_WRITE || in_private_tmp(pl, anc))
 				break;
 			enum host_kind kind;
 			const char *missing_from;
@@ -1179,7 +1217,7 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
 	}
 	for (size_t i = 0; i < pl->p->nfs; i++) {
 		const zsp_ir_fs_rule *w = &pl->p->fs[i];
-		if (w->access != ZSP_ACCESS_WRITE || w->glob)
+		if (w->access != ZSP_ACCESS_WRITE || w->glob || w->cache || is_private_tmp(pl, w->path))
 			continue;
 		const char *root = NULL;
 		if (zsp_path_is_prefix(w->path, lit)) {
@@ -1212,6 +1250,303 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
 	zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, r->loc,
 			 "on Linux, `%s` applies only to what matches it under the writable roots when the sandbox starts: other matches, and new ones the command creates, are not covered",
 			 r->path);
+}
+
+/* ---- the sandbox's own state: caches and the private /tmp (doc/linux.md "Caches") ---- */
+
+static void placeholder(plan *pl, const ent *e);
+static bool env_listed(const zsp_ir_env *list, size_t n, const char *name);
+static bool in_private_tmp(const plan *pl, const char *path);
+
+/* The index of sandbox_dir/rel in the plan's state list, added when new (-1: out of memory). */
+static long state_need(plan *pl, const char *rel, bool file)
+{
+	for (size_t i = 0; i < pl->nstate; i++)
+		if (strcmp(pl->state[i].rel, rel) == 0)
+			return (long)i;
+	zsp_bwrap_state *ns = zsp_arena_grow(pl->a, pl->state, pl->nstate, &pl->statecap, sizeof(*ns));
+	const char *dup = ns ? zsp_arena_strdup(pl->a, rel) : NULL;
+	if (!dup) {
+		nomem(pl);
+		return -1;
+	}
+	pl->state = ns;
+	pl->state[pl->nstate] = (zsp_bwrap_state){ dup, file, -1 };
+	return (long)pl->nstate++;
+}
+
+static const char *state_path(plan *pl, const char *rel)
+{
+	const char *p = zsp_arena_printf(pl->a, "%s/%s", pl->o->sandbox_dir, rel);
+	if (!p)
+		nomem(pl);
+	return p;
+}
+
+/* opt sandbox_dir/rel dest: the runner gives bwrap that source as a descriptor it opened. */
+static void state_bind(plan *pl, const char *opt, const char *rel, const char *dest)
+{
+	long k = state_need(pl, rel, false);
+	const char *src = state_path(pl, rel);
+	if (k < 0 || !src)
+		return;
+	args(pl, opt, src, dest);
+	pl->state[k].argi = (long)pl->argc - 2;
+}
+
+/* The value variable name has in the sandbox's environment (env set, else what passes the env
+ * rules), or NULL. */
+static const char *sandbox_env(plan *pl, const char *name)
+{
+	const zsp_ir_policy *p = pl->p;
+	for (size_t i = p->nenv_set; i-- > 0;)
+		if (strcmp(p->env_set[i].name, name) == 0)
+			return p->env_set[i].value;
+	size_t n = strlen(name);
+	for (char *const *e = pl->o->environ; e && *e; e++) {
+		if (strncmp(*e, name, n) != 0 || (*e)[n] != '=')
+			continue;
+		bool pass = p->env_clear ? zsp_env_keeps(p->env_keep, p->nenv_keep, name)
+					 : !env_listed(p->env_unset, p->nenv_unset, name);
+		return pass ? *e + n + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* A part of a cache mounted where the tool looks: its place from the rule, or where the
+ * sandbox's environment moves it (CARGO_HOME). */
+static void add_cache_ent(plan *pl, const zsp_ir_fs_rule *r)
+{
+	const zsp_ir_cache_part *part = r->part;
+	const char *where = r->path;
+	const char *base = part->base_env ? sandbox_env(pl, part->base_env) : NULL;
+	char moved[PATH_MAX];
+	if (base && base[0] == '/') {
+		char joined[PATH_MAX];
+		snprintf(joined, sizeof(joined), "%s/%s", base, part->base_sub);
+		if (zsp_path_lexical(joined, moved, sizeof(moved)) && strcmp(moved, r->path) != 0) {
+			where = moved;
+			/* once per cache: its parts move together */
+			if (pl->moved_said != r->cache)
+				zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, r->loc,
+						 "`cache %s`: the sandbox's %s is %s, so the cache is mounted there "
+						 "(%s, ...); the oracle answers for its usual place (%s)", r->cache,
+						 part->base_env, base, moved, r->path);
+			pl->moved_said = r->cache;
+		}
+	}
+	enum host_kind kind;
+	const char *missing_from;
+	bool untrusted = false;
+	char *c = canonicalize(pl, where, &kind, &missing_from, &untrusted);
+	if (!c) {
+		zsp_diag_error(pl->d, r->loc, "`cache %s`: %s cannot be resolved: too many symbolic links or too long",
+			       r->cache, where);
+		pl->failed = true;
+		return;
+	}
+	if (untrusted) {
+		/* its mount point would be made through a link the sandbox or another user planted */
+		zsp_diag_error(pl->d, r->loc, "`cache %s`: %s is reached through a symbolic link in a directory "
+			       "that the sandbox or another user can write (it resolves to %s): the sandbox is "
+			       "not started", r->cache, where, c);
+		zsp_diag_hint(pl->d, "replace the link by the directory it points to");
+		pl->failed = true;
+		return;
+	}
+	if (kind == H_IMPOSSIBLE || kind == H_OTHER) {
+		zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, r->loc, "`cache %s`: %s is not a directory: the tool "
+				 "has no cache of its own in this run", r->cache, c);
+		return;
+	}
+	if (kind == H_MISSING && in_private_tmp(pl, c)) {
+		/* in the private /tmp: its mount point is made there (tmp_mount_point) */
+	} else if (kind == H_MISSING) {
+		/* the runner makes the mount point (and removes it after the run), but only in the
+		 * tool's own directory: without ~/.cargo the tool is not set up here, and the home gets
+		 * nothing of ours */
+		if (strcmp(missing_from, c) != 0)
+			return;
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", missing_from);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = 0;
+		if (access(dir, W_OK) != 0) {
+			zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, r->loc, "`cache %s`: %s does not exist and "
+					 "cannot be made (%s is not writable): the tool has no cache of its own in "
+					 "this run", r->cache, c, dir);
+			return;
+		}
+	}
+	ent *e = add_canonical(pl, c, kind, missing_from, ZSP_ACCESS_WRITE, false, false, false, r);
+	if (e)
+		e->state = zsp_arena_printf(pl->a, "cache/%s", part->id);
+	if (e && !e->state)
+		nomem(pl);
+}
+
+/* A part of a cache the tool finds through its own variable: bound on itself, under zsp's
+ * hidden state directory, which the variable names. */
+static void add_cache_env_ents(plan *pl)
+{
+	for (size_t i = 0; i < pl->p->ncaches && !pl->failed; i++)
+		for (size_t k = 0; k < pl->p->caches[i].nparts; k++) {
+			const zsp_ir_cache_part *part = &pl->p->caches[i].parts[k];
+			if (!part->env)
+				continue;
+			const char *rel = zsp_arena_printf(pl->a, "cache/%s", part->id);
+			const char *path = rel ? state_path(pl, rel) : NULL;
+			char *c = path ? zsp_arena_strdup(pl->a, path) : NULL;
+			ent *e = c ? add_canonical(pl, c, H_DIR, NULL, ZSP_ACCESS_WRITE, false, false, false, NULL) : NULL;
+			if (!e) {
+				nomem(pl);
+				return;
+			}
+			e->state = rel;
+		}
+}
+
+/* Does the policy need the state (a cache, or a private /tmp)? Then it must have one: true
+ * after reporting that it has not. */
+static bool state_missing(plan *pl)
+{
+	if (pl->o->sandbox_dir || (!pl->p->ncaches && !pl->tmp))
+		return false;
+	zsp_diag_error(pl->d, pl->p->ncaches ? pl->p->caches[0].loc : pl->p->tmp_loc,
+		       "the policy's caches and private /tmp are kept in zsp's state directory, and none was given");
+	pl->failed = true;
+	return true;
+}
+
+/* A place the policy names without a rule of its own (the home, the workspace, where the command
+ * starts) that lies in the private /tmp: the host's, bound there, read-only at most (what the
+ * host's /tmp holds is not the sandbox's to write unless a rule names it). */
+static void keep_host_place(plan *pl, const char *path)
+{
+	enum host_kind kind;
+	const char *missing_from;
+	bool untrusted = false;
+	char *c = path && path[0] == '/' ? canonicalize(pl, path, &kind, &missing_from, &untrusted) : NULL;
+	if (!c || kind != H_DIR || untrusted || !zsp_path_is_prefix(pl->tmp, c) || strcmp(pl->tmp, c) == 0)
+		return;
+	/* a rule of its own below /tmp (the workspace's write) decides it as it says */
+	const zsp_ir_fs_rule *r = rule_for(pl->p, path);
+	if (r && (r->access == ZSP_ACCESS_READ || r->access == ZSP_ACCESS_WRITE) &&
+	    !(zsp_path_is_prefix("/tmp", r->path) && strcmp(r->path, "/tmp") != 0))
+		add_canonical(pl, c, kind, NULL, ZSP_ACCESS_READ, false, false, false, NULL);
+}
+
+/* `tmp private` (the default): where the policy lets the sandbox write /tmp, its /tmp is its own
+ * directory, not the host's, which every user and service of the machine shares (and which the
+ * check after the run cannot walk). What the policy names below /tmp (a workspace there, a
+ * rule's path) stays the host's, bound at its place; so do the home, the workspace and where
+ * the command starts, read-only unless a rule of their own says otherwise. Where the policy
+ * only lets it read /tmp, /tmp is the host's, read-only, as before. */
+static void private_tmp(plan *pl)
+{
+	const zsp_ir_policy *p = pl->p;
+	if (!p->tmp_private)
+		return;
+	enum host_kind kind;
+	const char *missing_from;
+	bool untrusted = false;
+	char *t = canonicalize(pl, "/tmp", &kind, &missing_from, &untrusted);
+	if (!t || kind != H_DIR || strcmp(t, "/") == 0 ||
+	    (rule_access(p, "/tmp") != ZSP_ACCESS_WRITE && rule_access(p, t) != ZSP_ACCESS_WRITE))
+		return;
+	ent *e = add_canonical(pl, t, H_DIR, NULL, ZSP_ACCESS_WRITE, false, false, false, NULL);
+	if (!e)
+		return;
+	e->tmp = true;
+	pl->tmp = t;
+	for (size_t i = 0; i < p->nparams; i++)
+		if (strcmp(p->params[i].name, "HOME") == 0 || strcmp(p->params[i].name, "WORKSPACE") == 0)
+			keep_host_place(pl, p->params[i].value);
+	keep_host_place(pl, pl->o->chdir);
+}
+
+bool zsp_linux_needs_state(const zsp_ir_policy *p)
+{
+	return p->ncaches || (p->tmp_private && rule_access(p, "/tmp") == ZSP_ACCESS_WRITE);
+}
+
+/* Is path (a rule's) the private /tmp itself? Then the host's /tmp is not what the sandbox
+ * writes, and no walk of it means anything. */
+static bool is_private_tmp(plan *pl, const char *path)
+{
+	if (!pl->tmp)
+		return false;
+	if (strcmp(path, pl->tmp) == 0 || strcmp(path, "/tmp") == 0)
+		return true;
+	char real[PATH_MAX];
+	return realpath(path, real) && strcmp(real, pl->tmp) == 0;
+}
+
+/* Nearest earlier entry that is an ancestor of entry i (entries are sorted), or -1. */
+static long ancestor_of(const plan *pl, size_t i)
+{
+	for (size_t j = i; j-- > 0;)
+		if (ent_covers(&pl->ents[j], pl->ents[i].path, pl->ents[i].len))
+			return (long)j;
+	return -1;
+}
+
+/* Entry i lies in the private /tmp: its mount point is made in the sandbox's own directory, by
+ * the runner, and each directory on the way there is mounted on itself (from a descriptor), so
+ * that no sandbox can swap it for a link before the next run mounts through it. */
+static void tmp_mount_point(plan *pl, size_t i, bool file)
+{
+	const ent *e = &pl->ents[i];
+	size_t tl = strlen(pl->tmp);
+	char rel[PATH_MAX];
+	for (size_t k = tl + 1; k <= e->len; k++) {
+		if (k != e->len && e->path[k] != '/')
+			continue;
+		snprintf(rel, sizeof(rel), "tmp%.*s", (int)(k - tl), e->path + tl);
+		if (k == e->len) {
+			state_need(pl, rel, file);
+			break;
+		}
+		long idx = state_need(pl, rel, false);
+		if (idx >= 0 && pl->state[idx].argi < 0) {
+			char *dest = zsp_arena_strndup(pl->a, e->path, k);
+			if (!dest) {
+				nomem(pl);
+				return;
+			}
+			state_bind(pl, "--bind", rel, dest);
+		}
+	}
+}
+
+/* Entry i in the private /tmp: the host's object is bound at its place, or skipped when the
+ * private /tmp has no such thing to hide (a deny, a protected name under /tmp itself). true
+ * when it was handled here. */
+static bool emit_in_tmp(plan *pl, size_t i)
+{
+	ent *e = &pl->ents[i];
+	long j = ancestor_of(pl, i);
+	const ent *a = j >= 0 ? &pl->ents[j] : NULL;
+	e->in_tmp = a && (a->tmp || (a->in_tmp && a->skipped));
+	if (!e->in_tmp)
+		return false;
+	if (e->kind == H_IMPOSSIBLE || (!e->state && (e->kind == H_MISSING || e->access == ZSP_ACCESS_DENY ||
+	    (e->protect && pl->ents[j].tmp)))) {
+		e->skipped = true;
+		return true;
+	}
+	tmp_mount_point(pl, i, !e->state && e->kind == H_OTHER);
+	if (e->state) {
+		state_bind(pl, "--bind", e->state, e->path);
+	} else if (e->access == ZSP_ACCESS_WRITE) {
+		if (e->rule)
+			push_str(pl, &pl->roots, &pl->nroots, &pl->rootcap, e->path);
+		args(pl, "--bind", e->path, e->path);
+	} else {
+		args(pl, "--ro-bind", e->path, e->path);
+	}
+	return true;
 }
 
 /* Nearest earlier entry that is an ancestor of e (entries are sorted): its access, or 0. */
@@ -1316,7 +1651,20 @@ static bool dir_empty(const plan *pl, const char *path)
 
 static void emit_ent(plan *pl, size_t i)
 {
+	if (pl->ents[i].tmp) {
+		state_bind(pl, "--bind", "tmp", pl->ents[i].path);
+		return;
+	}
+	if (emit_in_tmp(pl, i))
+		return;
 	const ent *e = &pl->ents[i];
+	if (e->state) {
+		/* a cache: the sandbox's own directory, never a writable root of the host's */
+		if (e->kind == H_MISSING)
+			placeholder(pl, e);
+		state_bind(pl, "--bind", e->state, e->path);
+		return;
+	}
 	int pa = parent_access(pl, i);
 	bool can_create = e->kind == H_MISSING && creatable(pl, i);
 	if (e->kind == H_IMPOSSIBLE)
@@ -1437,6 +1785,14 @@ static void emit_env(plan *pl)
 	}
 	for (size_t i = 0; i < p->nenv_set; i++)
 		args(pl, "--setenv", p->env_set[i].name, p->env_set[i].value);
+	/* a cache the tool finds through its variable: after the policy's own `env set` */
+	for (size_t i = 0; i < p->ncaches && pl->o->sandbox_dir; i++)
+		for (size_t j = 0; j < p->caches[i].nparts; j++) {
+			const zsp_ir_cache_part *part = &p->caches[i].parts[j];
+			const char *rel = part->env ? zsp_arena_printf(pl->a, "cache/%s", part->id) : NULL;
+			if (part->env)
+				args(pl, "--setenv", part->env, rel ? state_path(pl, rel) : "");
+		}
 }
 
 static bool unresolved(plan *pl, const char *s, zsp_loc loc)
@@ -1458,11 +1814,16 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 {
 	plan pl = { .p = p, .o = o, .a = a, .d = d };
 	memset(out, 0, sizeof(*out));
+	private_tmp(&pl);
 	for (size_t i = 0; i < p->nfs; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];
 		if (unresolved(&pl, r->path, r->loc))
 			continue;
-		if (!r->glob)
+		if (r->protect && r->root && is_private_tmp(&pl, r->root))
+			continue;   /* nothing of the host's under the private /tmp to protect */
+		if (r->cache)
+			add_cache_ent(&pl, r);
+		else if (!r->glob)
 			add_ent(&pl, r->path, r->access, r->protect != NULL, false, r);
 		if (!pl.failed && r->protect && strncmp(r->protect, ".git", 4) != 0)
 			protect_through_link(&pl, r->root, r->protect, r);
@@ -1473,7 +1834,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		if (p->fs[i].glob)
 			expand_glob(&pl, &p->fs[i]);
 	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
-		if (p->fs[i].access == ZSP_ACCESS_WRITE && !p->fs[i].glob && !p->fs[i].protect)
+		if (p->fs[i].access == ZSP_ACCESS_WRITE && !p->fs[i].glob && !p->fs[i].protect &&
+		    !p->fs[i].cache && !is_private_tmp(&pl, p->fs[i].path))
 			protect_below(&pl, &p->fs[i]);
 	/* WSL2 interop sockets (Windows programs started from Linux): hidden whatever the policy
 	 * says; /run/WSL exists only on WSL */
@@ -1484,6 +1846,10 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	for (size_t i = 0; i < o->nhidden && !pl.failed; i++)
 		if (lstat(o->hidden[i], &wsl) == 0)
 			add_ent(&pl, o->hidden[i], ZSP_ACCESS_DENY, false, false, NULL);
+	if (!pl.failed)
+		add_cache_env_ents(&pl);
+	if (!pl.failed)
+		state_missing(&pl);
 	for (size_t i = 0; i < p->nenv_set; i++)
 		unresolved(&pl, p->env_set[i].value, p->env_set[i].loc);
 	if (!pl.failed) {
@@ -1518,6 +1884,12 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	for (size_t i = first; i < pl.n; i++)
 		if (!under(pl.ents[i].path, "/dev") && !under(pl.ents[i].path, "/proc"))
 			emit_ent(&pl, i);
+	if (o->chdir && pl.tmp && in_private_tmp(&pl, o->chdir) && strcmp(o->chdir, pl.tmp) != 0) {
+		zsp_diag_error_noloc(pl.d, "the command would start in %s, in the host's /tmp, which the sandbox "
+				     "does not see: its /tmp is its own (`tmp private`)", o->chdir);
+		zsp_diag_hint(pl.d, "start it in the workspace, or write `tmp host;` in the policy's fs block");
+		pl.failed = true;
+	}
 	for (size_t i = first; i < pl.n; i++)
 		if (under(pl.ents[i].path, "/dev") && strcmp(pl.ents[i].path, "/dev") != 0)
 			emit_ent(&pl, i);
@@ -1592,6 +1964,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	out->nlayers = pl.nlayers;
 	out->dropped = pl.dropped;
 	out->ndropped = pl.ndropped;
+	out->state = pl.state;
+	out->nstate = pl.nstate;
 	return ZSP_OK;
 }
 
@@ -1617,7 +1991,7 @@ int zsp_bwrap_backend_emit(const zsp_backend_input *in, zsp_diag *d, zsp_buf *ou
 		return ZSP_EINTERNAL;
 	}
 	zsp_linux_opts lo = { .chdir = in->chdir, .environ = in->environ, .seccomp = true, .proc = true,
-			      .exec_step = true };
+			      .exec_step = true, .sandbox_dir = in->sandbox_dir };
 	zsp_bwrap_plan bp;
 	zsp_linux_check(in->p, d);
 	int rc = zsp_bwrap_plan_build(in->p, &lo, a, d, &bp);

@@ -44,6 +44,26 @@ typedef struct zsp_linux_opts {
 				   * that does not exist yet); NULL: config is mounted read-only */
 	bool exec_step;           /* bind zsp-exec from ZSP_FD_EXEC at ZSP_EXEC_PATH, last: the
 				   * command then runs as ZSP_EXEC_PATH [OPTIONS] -- CMD... */
+
+/* At most this many git directories get a layer; the others keep a read-only config. */
+#define ZSP_BWRAP_MAX_LAYERS 64
+
+/* A git directory the sandbox sees through a layer: dir, made by the runner before bwrap
+ * starts, holds copies of the git directory's top-level files (config, HEAD, index, ...) and an
+ * empty directory for each of its directories, which are bound from the host. After the run,
+ * the runner applies to the host what changed in the copies, config only as far as it cannot
+ * make git run a program (runtime/gitlayer.h, doc/host-later.md). */
+typedef struct zsp_bwrap_layer {
+	const char *gitdir;       /* the host's git directory, canonical */
+	const char *dir;          /* the layer: what the sandbox sees at gitdir */
+	char **files;             /* top-level regular files and symbolic links, by name */
+	size_t nfiles;
+	char **mounts;            /* top-level directories, by name */
+	size_t nmounts;
+} zsp_bwrap_layer;
+	const char *sandbox_dir;  /* the state of this policy and workspace, canonical: its caches
+				   * and its private /tmp (runtime/sandbox.h); NULL: none, and a
+				   * policy that needs them cannot be lowered */
 } zsp_linux_opts;
 
 /* At most this many git directories get a layer; the others keep a read-only config. */
@@ -62,6 +82,17 @@ typedef struct zsp_bwrap_layer {
 	char **mounts;            /* top-level directories, by name */
 	size_t nmounts;
 } zsp_bwrap_layer;
+
+/* A directory (or the file a mount needs) of the sandbox's own state, sandbox_dir/rel, that the
+ * runner creates before bwrap starts, without following a symbolic link on the way (the sandbox
+ * writes below sandbox_dir/tmp and sandbox_dir/cache). When it is the source of a bind, argi is
+ * the index of that source in the argv: the runner passes it to bwrap as an open descriptor
+ * (--bind-fd), so that nothing can swap it between its checks and the mount. */
+typedef struct zsp_bwrap_state {
+	const char *rel;          /* "tmp", "tmp/a", "cache/npm" */
+	bool file;                /* a mount point for a file: an empty regular file */
+	long argi;                /* -1: not a bind source */
+} zsp_bwrap_state;
 
 /* A missing denied name under a writable root is masked by a read-only empty directory: its
  * mount point must exist on the host. The runner creates the placeholders before bwrap starts
@@ -84,6 +115,8 @@ typedef struct zsp_bwrap_plan {
 	char **dropped;           /* names of the caller's variables that `env clear` kept out
 				   * (not those `env set` replaces), sorted: what zsp-run reports */
 	size_t ndropped;
+	zsp_bwrap_state *state;   /* the sandbox's own directories to create (parents first) */
+	size_t nstate;
 } zsp_bwrap_plan;
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file
@@ -107,6 +140,10 @@ int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count)
 /* The plan's options as text: one shell-quoted argument per line (what a reader runs), or
  * NUL-separated (bwrap --args FD). Appended to out. */
 void zsp_bwrap_argv_text(const zsp_bwrap_plan *plan, bool nul, zsp_buf *out);
+
+/* Does lowering p need the sandbox's own state directory (zsp_linux_opts.sandbox_dir): a cache,
+ * or a private /tmp the policy lets it write? */
+bool zsp_linux_needs_state(const zsp_ir_policy *p);
 
 /* Warnings for what the Linux backends cannot enforce as written (host rules, unix sockets). */
 void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d);

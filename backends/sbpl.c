@@ -431,6 +431,9 @@ static void collect(ctx *c)
 	}
 	for (size_t i = 0; i < p->nfs && !c->oom; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];
+		if (r->cache)
+			continue;   /* no directory of its own to give (check_caches): the host's stays as the
+				     * other rules have it, never writable for the cache's sake */
 		item it = { .r = r, .glob = r->glob };
 		it.strength = r->access == ZSP_ACCESS_DENY ? S_DENY :
 			      r->protect ? S_PROTECT :
@@ -1290,6 +1293,31 @@ static void emit_network(ctx *c)
 	}
 }
 
+/* Seatbelt can only allow or deny a path, never put another directory there: a cache and a
+ * private /tmp stay the host's (the cache's place keeps the access the other rules give it). */
+static void check_caches(ctx *c)
+{
+	const zsp_ir_policy *p = c->p;
+	for (size_t i = 0; i < p->ncaches; i++)
+		zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->caches[i].loc,
+				 "on macOS, Seatbelt cannot give the sandbox a directory of its own: `cache %s` is "
+				 "not enforced (the host's %s keeps the access the other rules give it; it is not "
+				 "made writable)", p->caches[i].name, p->caches[i].parts[0].path);
+	if (!p->tmp_private)
+		return;
+	for (size_t i = 0; i < p->nfs; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		if (r->access == ZSP_ACCESS_WRITE && !r->glob && !r->cache &&
+		    (zsp_path_is_prefix(r->path, "/tmp") || zsp_path_is_prefix(r->path, "/private/tmp"))) {
+			zsp_diag_warning(c->d, ZSP_W_UNENFORCED, p->tmp_loc.src ? p->tmp_loc : r->loc,
+					 "on macOS, the sandbox's /tmp is the host's: Seatbelt cannot give it one of "
+					 "its own (`tmp private`), so what `%s` allows there is written in the host's "
+					 "/private/tmp", r->path);
+			return;
+		}
+	}
+}
+
 static void check_process(ctx *c)
 {
 	const zsp_ir_policy *p = c->p;
@@ -1331,6 +1359,7 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 	emit_writes(&c);
 	emit_restrictions(&c);
 	emit_network(&c);
+	check_caches(&c);
 	check_process(&c);
 	int rc = ZSP_EPOLICY;
 	if (c.oom || c.out.oom) {

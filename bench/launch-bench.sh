@@ -7,8 +7,9 @@
 # figure: BIG=1000000), a git repository with all of them in its index: what the walks of a large
 # repository cost (protected names below the top at launch, the check after the run).
 # The workspace and TMPDIR are scratch directories in which every protected name exists, so the
-# argv has no placeholder and both commands mount exactly the same things; the bare bwrap runs
-# /bin/true through zsp's exec step (zsp-exec beside zsp-run) as zsp-run does.
+# argv has no placeholder, and the bare bwrap is given the very options zsp-run gives it
+# (zsp-run --print): both commands mount exactly the same things; the bare bwrap runs /bin/true
+# through zsp's exec step (zsp-exec beside zsp-run) as zsp-run does.
 set -eu
 ZSP_RUN=${ZSP_RUN:-./zsp-run}
 ZSPC=${ZSPC:-./zspc}
@@ -34,17 +35,23 @@ for d in "$tmp/ws" "$tmp/tmp"; do
 		mkdir -p "$d/$n"
 	done
 done
+# a home of the bench's own (`~` is -D HOME), where every mounted cache's place exists too
+mkdir -p "$tmp/home/.cargo/registry" "$tmp/home/.cargo/git" "$tmp/home/.m2/repository"
 cd "$tmp/ws"
-export TMPDIR="$tmp/tmp"
-"$ZSPC" --emit bwrap --format nul -o "$tmp/args" "$policy" 2>/dev/null
+export TMPDIR="$tmp/tmp" XDG_STATE_HOME="$tmp/state"   # the sandboxes' caches: not the real ones
+# bare_args FILE: the options zsp-run gives bwrap here (--print: one shell-quoted word a line;
+# its sandbox's own directories bound by path rather than by descriptor), NUL-separated
+bare_args() {
+	"$ZSP_RUN" -Wno-unenforced -D HOME="$tmp/home" -p "$policy" -- /bin/true >/dev/null 2>&1 ||
+		die "zsp-run cannot run /bin/true here: run it by hand to see why"
+	"$ZSP_RUN" -Wno-unenforced -D HOME="$tmp/home" -p "$policy" --print >"$1.argv" 2>/dev/null ||
+		die "zsp-run --print failed"
+	(eval "set -- $(tr '\n' ' ' <"$1.argv")" && printf '%s\0' "$@") >"$1"
+}
+bare_args "$tmp/args"
 "$ZSPC" --emit bpf -o "$tmp/bpf" "$policy" 2>/dev/null
-"$ZSP_RUN" -p "$policy" --print >"$tmp/run.argv" 2>/dev/null
-tr '\0' '\n' <"$tmp/args" | while IFS= read -r a; do printf '%s\n' "$a"; done >"$tmp/bare.argv"
-# the same mounts, in the same order (zsp-run --print quotes; compare unquoted counts)
-[ "$(grep -c '^--' "$tmp/run.argv")" = "$(grep -c '^--' "$tmp/bare.argv")" ] ||
-	die "zsp-run and the bare bwrap would not run the same argv"
 
-set -- "$ZSP_RUN -p $policy -- /bin/true" \
+set -- "$ZSP_RUN -D HOME=$tmp/home -p $policy -- /bin/true" \
 	"$bwrap --args 5 -- /dev/zsp-exec -- /bin/true 5<$tmp/args 3<$tmp/bpf 4</dev/null 7<$exec_step"
 names="zsp-run bwrap"
 if command -v firejail >/dev/null 2>&1; then
@@ -80,8 +87,8 @@ find "$big" -mindepth 2 -maxdepth 2 -type d -name 'e*' -exec sh -c 'cd "$1" && t
 git -C "$big" init -q && git -C "$big" add -A ||
 	die "git cannot make the large workspace a repository"
 cd "$big"
-"$ZSPC" --emit bwrap --format nul -o "$tmp/bigargs" "$policy" 2>/dev/null
-set -- "$ZSP_RUN -Wno-unenforced -p $policy -- /bin/true" \
+bare_args "$tmp/bigargs"
+set -- "$ZSP_RUN -Wno-unenforced -D HOME=$tmp/home -p $policy -- /bin/true" \
 	"$bwrap --args 5 -- /dev/zsp-exec -- /bin/true 5<$tmp/bigargs 3<$tmp/bpf 4</dev/null 7<$exec_step"
 hyperfine --style basic --warmup 2 --runs "$((RUNS / 5 + 3))" --export-json "$tmp/b.json" "$@" >/dev/null 2>&1 ||
 	die "hyperfine failed in the large workspace: run it by hand: hyperfine '$1'"

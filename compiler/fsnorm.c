@@ -1,5 +1,5 @@
 /* fsnorm.c: the fs rules of one policy made canonical: protect names expanded under every
- * writable root, same-path rules merged (deny > protected > write > read), shadowed rules
+ * writable root, same-path rules merged (deny > protected > cache > write > read), shadowed rules
  * dropped, and the rest in path order: each path right before its descendants, the order
  * bwrap mounts need. */
 #include "config.h"
@@ -119,9 +119,10 @@ static void settle_same_path(zsp_cc *cc, const zsp_ir_policy *p, struct item **g
 	size_t keep = 0;
 	int best = -1;
 	for (size_t i = 0; i < n; i++) {
-		/* deny 3 > protected 2 > write 1 > read 0; the first of the strongest wins */
-		int rank = g[i]->r.access == ZSP_ACCESS_DENY ? 3
-			 : g[i]->r.protect ? 2
+		/* deny 4 > protected 3 > a cache 2 > write 1 > read 0; the first of the strongest wins */
+		int rank = g[i]->r.access == ZSP_ACCESS_DENY ? 4
+			 : g[i]->r.protect ? 3
+			 : g[i]->r.cache ? 2
 			 : g[i]->r.access == ZSP_ACCESS_WRITE ? 1 : 0;
 		if (rank > best) {
 			best = rank;
@@ -138,6 +139,14 @@ static void settle_same_path(zsp_cc *cc, const zsp_ir_policy *p, struct item **g
 			continue; /* protection is implied by the stronger rule */
 		if (!own(p, o) && !own(p, k))
 			continue;
+		if (k->cache && !(o->cache && strcmp(o->cache, k->cache) == 0)) {
+			/* the place is the sandbox's own cache: a write or read there reaches no host file */
+			if (own(p, o))
+				zsp_diag_warning(cc->diag, ZSP_W_NO_EFFECT, o->loc,
+						 "`%s \"%s\"` has no effect: the sandbox has its own directory there "
+						 "(`cache %s`)", o->cache ? "cache" : verb(o->access), o->path, k->cache);
+			continue;
+		}
 		if (o->access == k->access && !k->protect) {
 			zsp_diag_warning(cc->diag, ZSP_W_DUPLICATE, o->loc, "`%s \"%s\"` repeats a rule",
 					 verb(o->access), o->path);
@@ -149,8 +158,10 @@ static void settle_same_path(zsp_cc *cc, const zsp_ir_policy *p, struct item **g
 			const zsp_ir_fs_rule *later = o->loc.begin >= k->loc.begin || o->loc.src != k->loc.src ? o : k;
 			const zsp_ir_fs_rule *earlier = later == o ? k : o;
 			if (same_policy) {
-				zsp_diag_error(cc->diag, later->loc, "`%s` and `%s` name the same path `%s`",
-					       verb(later->access), verb(earlier->access), o->path);
+				zsp_diag_error(cc->diag, later->loc, "`%s%s%s` and `%s` name the same path `%s`",
+					       later->cache ? "cache " : verb(later->access),
+					       later->cache ? later->cache : "", "",
+					       verb(earlier->access), o->path);
 				zsp_diag_note(cc->diag, earlier->loc, "the other rule is here");
 				zsp_diag_hint(cc->diag, "keep one; to open a part of a denied tree, name the part");
 			} else if (own(p, o)) {
@@ -277,8 +288,9 @@ static bool something_between(const struct shadow *sh, const char *anc, const ch
 void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, size_t n)
 {
 	size_t nroots = 0, nprot = 0;
+	/* a cache is not a writable root: the host never reads it, so nothing there is protected */
 	for (size_t i = 0; i < n; i++) {
-		nroots += in[i].access == ZSP_ACCESS_WRITE && !in[i].protect;
+		nroots += in[i].access == ZSP_ACCESS_WRITE && !in[i].protect && !in[i].cache;
 		nprot += in[i].protect != NULL;
 	}
 	size_t total = n - nprot + nprot * nroots;
@@ -298,7 +310,7 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		if (!in[i].protect)
 			continue;
 		for (size_t j = 0; j < n; j++) {
-			if (in[j].access != ZSP_ACCESS_WRITE || in[j].protect)
+			if (in[j].access != ZSP_ACCESS_WRITE || in[j].protect || in[j].cache)
 				continue;
 			const char *path = zsp_path_join(cc->a, in[j].path, in[i].protect);
 			if (!path) {
@@ -374,7 +386,10 @@ void zsp_fs_normalize(zsp_cc *cc, zsp_ir_policy *p, const zsp_ir_fs_rule *in, si
 		while (depth && !zsp_path_is_prefix(stack[depth - 1]->r.path, it->r.path))
 			depth--;
 		const struct item *anc = depth ? stack[depth - 1] : NULL;
-		if (anc && !it->r.protect && anc->r.access == it->r.access &&
+		/* a cache changes what is there (the sandbox's own directory), and so does a private
+		 * /tmp (what the policy names below it stays the host's): neither shadows */
+		bool own_dir = anc && (anc->r.cache || (p->tmp_private && strcmp(anc->r.path, "/tmp") == 0));
+		if (anc && !own_dir && !it->r.protect && !it->r.cache && anc->r.access == it->r.access &&
 		    !something_between(&sh, anc->r.path, it->r.path)) {
 			it->dropped = true;
 			if (!own(p, &it->r))

@@ -33,6 +33,9 @@ typedef struct zsp_ir_fs_rule {
 	bool glob;
 	const char *protect;   /* for a rule made by `protect NAME`: NAME; else NULL */
 	const char *root;      /* ... and the writable root it was expanded under */
+	const char *cache;     /* for the place of a mounted cache part (zsp_ir_cache): the cache's
+				* name; the sandbox writes its own directory there, never the host's */
+	const struct zsp_ir_cache_part *part;
 	const char *policy;    /* policy that wrote the rule (differs from the owner under extends) */
 	zsp_loc loc;
 } zsp_ir_fs_rule;
@@ -83,6 +86,32 @@ typedef struct zsp_ir_syscall {
 	zsp_loc loc;
 } zsp_ir_syscall;
 
+/* One directory of a tool's cache (doc/language.md "Caches"). The sandbox gets a directory of
+ * its own for it in zsp's state, kept per policy and workspace: through the tool's variable
+ * when it has one (env), else mounted where the tool looks (path, or base_env/base_sub when
+ * the sandbox's environment moves it). */
+typedef struct zsp_ir_cache_part {
+	const char *id;        /* its directory in the state: "npm", "cargo-registry", "path-1a2b3c4d" */
+	const char *path;      /* where the tool looks by default, normalized (${HOME}/.npm) */
+	const char *env;       /* the tool's variable that names it, set in the sandbox; NULL: mounted */
+	const char *base_env;  /* mounted: a variable that moves it (CARGO_HOME), or NULL */
+	const char *base_sub;  /* ... and its place below that directory ("registry") */
+} zsp_ir_cache_part;
+
+typedef struct zsp_ir_cache {
+	const char *name;      /* the tool ("npm"), or the path as written for `cache "PATH"` */
+	bool is_path;
+	const zsp_ir_cache_part *parts;
+	size_t nparts;
+	const char *policy;    /* the policy whose text named it */
+	zsp_loc loc;
+} zsp_ir_cache;
+
+/* Defaults of `cache limit` and `tmp limit`: what a run may leave in the state, per policy and
+ * workspace, before the least recently used files are removed after it. */
+#define ZSP_CACHE_LIMIT_DEFAULT (4ULL << 30)
+#define ZSP_TMP_LIMIT_DEFAULT (1ULL << 30)
+
 typedef struct zsp_ir_tool_rule {
 	zsp_decision decision;
 	bool is_path;          /* path glob rather than regex */
@@ -125,6 +154,12 @@ typedef struct zsp_ir_policy {
 	size_t ntools;
 	zsp_ir_env *sensitive; /* names (relative globs): path tools ask instead of allowing below them */
 	size_t nsensitive;
+	zsp_ir_cache *caches;  /* in source order, bases' first */
+	size_t ncaches;
+	zsp_ir_limit cache_limit; /* value: the effective limit (the default when not set) */
+	bool tmp_private;      /* the sandbox's /tmp is its own (the default) */
+	zsp_loc tmp_loc;       /* where `tmp` says so; src NULL for the default */
+	zsp_ir_limit tmp_limit;
 } zsp_ir_policy;
 
 typedef struct zsp_ir_request {

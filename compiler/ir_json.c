@@ -124,6 +124,16 @@ const char *zsp_net_mode_name(int mode)
 	return mode == ZSP_NET_FULL ? "full" : mode == ZSP_NET_PROXY ? "proxy" : "none";
 }
 
+/* A size limit: bytes, or "unlimited". */
+static void kv_limit(struct out *o, const char *k, const zsp_ir_limit *l)
+{
+	key(o, k);
+	if (l->unlimited)
+		zsp_buf_puts(&o->b, "\"unlimited\"");
+	else
+		zsp_buf_printf(&o->b, "%llu", (unsigned long long)l->value);
+}
+
 static void policy(struct out *o, const zsp_ir_policy *p)
 {
 	open_(o, NULL, '{');
@@ -160,11 +170,47 @@ static void policy(struct out *o, const zsp_ir_policy *p)
 			kv_str(o, "protect", r->protect);
 			kv_str(o, "root", r->root);
 		}
+		if (r->cache)
+			kv_str(o, "cache", r->cache);
 		kv_str(o, "policy", r->policy);
 		kv_loc(o, "loc", r->loc);
 		close_(o, '}');
 	}
 	close_(o, ']');
+
+	open_(o, "caches", '{');
+	kv_limit(o, "limit", &p->cache_limit);
+	open_(o, "tools", '[');
+	for (size_t i = 0; i < p->ncaches; i++) {
+		const zsp_ir_cache *c = &p->caches[i];
+		open_(o, NULL, '{');
+		kv_str(o, "name", c->name);
+		kv_str(o, "kind", c->is_path ? "path" : "tool");
+		open_(o, "parts", '[');
+		for (size_t k = 0; k < c->nparts; k++) {
+			const zsp_ir_cache_part *pt = &c->parts[k];
+			open_(o, NULL, '{');
+			kv_str(o, "id", pt->id);
+			kv_str(o, "path", pt->path);
+			kv_str(o, "env", pt->env);
+			if (pt->base_env) {
+				kv_str(o, "base_env", pt->base_env);
+				kv_str(o, "base_sub", pt->base_sub);
+			}
+			close_(o, '}');
+		}
+		close_(o, ']');
+		kv_str(o, "policy", c->policy);
+		kv_loc(o, "loc", c->loc);
+		close_(o, '}');
+	}
+	close_(o, ']');
+	close_(o, '}');
+	open_(o, "tmp", '{');
+	kv_str(o, "mode", p->tmp_private ? "private" : "host");
+	kv_limit(o, "limit", &p->tmp_limit);
+	kv_loc(o, "loc", p->tmp_loc);
+	close_(o, '}');
 
 	open_(o, "net", '{');
 	kv_str(o, "mode", zsp_net_mode_name(p->net_mode));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lang/hint.h"
+#include "compiler/cache.h"
 #include "compiler/checks.h"
 #include "compiler/compile.h"
 #include "compiler/path.h"
@@ -40,6 +41,11 @@ struct raw {
 	size_t tool_caps_cap;
 	zsp_ir_env *sens;          /* `sensitive` names */
 	size_t nsens, sens_cap;
+	zsp_ir_cache *caches;      /* `cache` (parts with unresolved paths) */
+	size_t ncaches, caches_cap;
+	zsp_ir_limit cache_limit, tmp_limit;
+	int tmp_mode;              /* enum zsp_tmp_mode */
+	zsp_loc tmp_loc;
 };
 
 struct policy_state {
@@ -247,6 +253,15 @@ static bool merge_base(zsp_cc *cc, struct raw *dst, const struct raw *b)
 			dst->limits[k] = b->limits[k];
 	APPEND_ALL(cc, dst->sys, dst->nsys, dst->sys_cap, b->sys, b->nsys);
 	APPEND_ALL(cc, dst->sens, dst->nsens, dst->sens_cap, b->sens, b->nsens);
+	APPEND_ALL(cc, dst->caches, dst->ncaches, dst->caches_cap, b->caches, b->ncaches);
+	if (b->cache_limit.set)
+		dst->cache_limit = b->cache_limit;
+	if (b->tmp_limit.set)
+		dst->tmp_limit = b->tmp_limit;
+	if (b->tmp_mode) {
+		dst->tmp_mode = b->tmp_mode;
+		dst->tmp_loc = b->tmp_loc;
+	}
 	for (size_t i = 0; i < b->ntools; i++) {
 		const zsp_ir_tool *bt = &b->tools[i];
 		zsp_ir_tool *t = find_tool(dst, bt->name);
@@ -274,7 +289,7 @@ static bool merge_base(zsp_cc *cc, struct raw *dst, const struct raw *b)
 /* --- a policy's own statements --------------------------------------------------------- */
 
 struct seen {
-	zsp_loc def, mode, clear, limits[ZSP_LIMIT_COUNT];
+	zsp_loc def, mode, clear, limits[ZSP_LIMIT_COUNT], cache_limit, tmp, tmp_limit;
 };
 
 static void twice_in(zsp_cc *cc, zsp_loc now, zsp_loc before, const char *what, const char *where)
@@ -319,6 +334,91 @@ static void lower_fs(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st
 		rule->policy = ps->ast->name->s;
 		rule->loc = s->loc;
 	}
+}
+
+/* `cache NAME` (a tool of compiler/cache.c) or `cache "PATH"` (a directory mounted where it is). */
+static void lower_cache(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st)
+{
+	struct raw *r = &ps->raw;
+	zsp_ir_cache c = { .policy = ps->ast->name->s, .loc = st->name_loc };
+	if (st->name) {
+		const zsp_cache_tool *t = zsp_cache_tool_find(st->name);
+		if (!t) {
+			const char *names[32];
+			size_t n = zsp_cache_tool_names(names, 32);
+			zsp_diag_error(cc->diag, st->name_loc, "unknown cache `%s`", st->name);
+			const char *best = zsp_closest(st->name, names, n);
+			if (best)
+				zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
+			else
+				zsp_diag_hint(cc->diag, "the known caches are cargo, go, maven, npm, pip and uv; "
+					      "give any other tool's directory as a path: `cache \"~/.cache/TOOL\";`");
+			return;
+		}
+		c.name = t->name;
+		c.parts = t->parts;
+		c.nparts = t->nparts;
+	} else {
+		const zsp_ast_str *s = st->value;
+		zsp_path_error e = { 0 };
+		char *norm = zsp_path_normalize(cc->a, s->s, ZSP_PATH_NO_GLOB, &e);
+		if (!norm) {
+			path_error(cc, s, &e);
+			return;
+		}
+		if (strncmp(norm, "**", 2) == 0 || strcmp(norm, "/") == 0 ||
+		    (norm[0] == '$' && strchr(norm, '}') && !strchr(norm, '/'))) {
+			zsp_diag_error(cc->diag, s->loc, "a cache is a directory of a tool's, not `%s`", s->s);
+			zsp_diag_hint(cc->diag, "name the tool's own directory, e.g. `cache \"~/.cache/bazel\";`");
+			return;
+		}
+		if (!check_refs(cc, ps, s))
+			return;
+		zsp_ir_cache_part *part = zsp_arena_calloc(cc->a, 1, sizeof(*part));
+		char id[14];
+		zsp_cache_path_id(norm, id);
+		if (!part || !(part->id = zsp_arena_strdup(cc->a, id))) {
+			cc->oom = true;
+			return;
+		}
+		part->path = norm;
+		c.name = s->s;
+		c.is_path = true;
+		c.parts = part;
+		c.nparts = 1;
+	}
+	for (size_t i = 0; i < r->ncaches; i++) {
+		if (strcmp(r->caches[i].parts[0].id, c.parts[0].id) != 0)
+			continue;
+		if (strcmp(r->caches[i].policy, c.policy) == 0) {
+			zsp_diag_warning(cc->diag, ZSP_W_DUPLICATE, c.loc, "cache `%s` repeated", c.name);
+			zsp_diag_note(cc->diag, r->caches[i].loc, "first named here");
+		}
+		return;   /* a base's: the same cache */
+	}
+	zsp_ir_cache *slot = ZSP_PUSH(cc, r->caches, r->ncaches, r->caches_cap);
+	if (slot)
+		*slot = c;
+}
+
+/* `cache limit Q;` and `tmp limit Q;`: a size, at least 1 MiB, or unlimited. */
+static void lower_store_limit(zsp_cc *cc, const zsp_ast_stmt *st, zsp_loc *seen, const char *what,
+			      zsp_ir_limit *out)
+{
+	const zsp_ast_quantity *q = &st->qty;
+	if (seen->src)
+		twice_in(cc, st->loc, *seen, what, "policy");
+	*seen = st->loc;
+	if (q->unit != ZSP_UNIT_SIZE && q->unit != ZSP_UNIT_UNLIMITED) {
+		zsp_diag_error(cc->diag, q->loc, "%s takes a size (B KiB MiB GiB TiB, or unlimited)", what);
+		return;
+	}
+	if (q->unit == ZSP_UNIT_SIZE && (q->overflow || q->value < (1ULL << 20) || q->value > (1ULL << 62))) {
+		zsp_diag_error(cc->diag, q->loc, "%s is out of range (1 MiB - 2^62 bytes)", what);
+		return;
+	}
+	*out = (zsp_ir_limit){ .set = true, .unlimited = q->unit == ZSP_UNIT_UNLIMITED, .value = q->value,
+			       .loc = st->loc };
 }
 
 static void lower_net(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st)
@@ -542,6 +642,10 @@ static bool inherited_use(const struct raw *r, const char *name)
 	for (size_t j = 0; j < r->nset; j++)
 		if (mentions(r->set[j].value, name))
 			return true;
+	for (size_t j = 0; j < r->ncaches; j++)   /* a known tool's paths are in its home */
+		for (size_t k = 0; k < r->caches[j].nparts; k++)
+			if (mentions(r->caches[j].parts[k].path, name))
+				return true;
 	for (size_t j = 0; j < r->ntools; j++)
 		for (size_t k = 0; k < r->tools[j].nrules; k++)
 			if (r->tools[j].rules[k].is_path && mentions(r->tools[j].rules[k].pattern, name))
@@ -668,6 +772,22 @@ static void lower_own(zsp_cc *cc, struct policy_state *ps)
 		case ZSP_ST_SENSITIVE:
 			lower_sensitive(cc, ps, st);
 			break;
+		case ZSP_ST_CACHE:
+			lower_cache(cc, ps, st);
+			break;
+		case ZSP_ST_CACHE_LIMIT:
+			lower_store_limit(cc, st, &seen.cache_limit, "`cache limit`", &r->cache_limit);
+			break;
+		case ZSP_ST_TMP_LIMIT:
+			lower_store_limit(cc, st, &seen.tmp_limit, "`tmp limit`", &r->tmp_limit);
+			break;
+		case ZSP_ST_TMP:
+			if (seen.tmp.src)
+				twice(cc, st->loc, seen.tmp, "`tmp`");
+			seen.tmp = st->loc;
+			r->tmp_mode = st->op;
+			r->tmp_loc = st->loc;
+			break;
 		case ZSP_ST_TOOL: {
 			for (const zsp_ast_stmt *o = pol->stmts; o != st; o = o->next) {
 				if (o->kind == ZSP_ST_TOOL && strcmp(o->args->s, st->args->s) == 0) {
@@ -696,6 +816,9 @@ next:;
 						 "parameter `%s` is declared but never used", r->params[i].name);
 		}
 	}
+	if (r->tmp_mode == ZSP_TMP_HOST && seen.tmp_limit.src)
+		zsp_diag_warning(cc->diag, ZSP_W_NO_EFFECT, seen.tmp_limit,
+				 "`tmp limit` has no effect: with `tmp host` the sandbox uses the host's /tmp");
 	if (r->net_mode == ZSP_NET_NONE) {
 		for (size_t i = first_own_host; i < r->nhosts; i++) {
 			zsp_diag_warning(cc->diag, ZSP_W_NO_EFFECT, r->hosts[i].loc,
@@ -917,6 +1040,51 @@ static const char *resolve_path(zsp_cc *cc, struct subst_ctx *sc, const char *pa
 	return norm;
 }
 
+/* The caches with their paths resolved; each mounted part also becomes a write rule at its
+ * place (fs[*n...]), which the oracle and the normalization see like any other. */
+static bool finish_caches(zsp_cc *cc, struct subst_ctx *sc, struct policy_state *ps, zsp_ir_policy *out,
+			  zsp_ir_fs_rule *fs, size_t *nfs)
+{
+	struct raw *r = &ps->raw;
+	bool ok = true, one;
+	out->caches = zsp_arena_calloc(cc->a, r->ncaches + 1, sizeof(*out->caches));
+	if (!out->caches)
+		return false;
+	for (size_t i = 0; i < r->ncaches; i++) {
+		zsp_ir_cache *c = &out->caches[out->ncaches++];
+		*c = r->caches[i];
+		zsp_ir_cache_part *parts = zsp_arena_calloc(cc->a, c->nparts + 1, sizeof(*parts));
+		if (!parts)
+			return false;
+		for (size_t k = 0; k < c->nparts; k++) {
+			parts[k] = r->caches[i].parts[k];
+			parts[k].path = resolve_path(cc, sc, parts[k].path, c->loc, ZSP_PATH_NO_GLOB, &one);
+			ok &= one;
+			if (parts[k].env) {
+				for (size_t j = ps->own_set_from; j < r->nset; j++)
+					if (strcmp(r->set[j].name, parts[k].env) == 0)
+						zsp_diag_warning(cc->diag, ZSP_W_NO_EFFECT, r->set[j].loc,
+								 "`env set \"%s\"` has no effect: `cache %s` sets it to "
+								 "the sandbox's own cache", parts[k].env, c->name);
+				continue;
+			}
+			fs[(*nfs)++] = (zsp_ir_fs_rule){ .access = ZSP_ACCESS_WRITE, .path = parts[k].path,
+							 .written = c->name, .cache = c->name, .part = &parts[k],
+							 .policy = c->policy, .loc = c->loc };
+		}
+		c->parts = parts;
+	}
+	out->cache_limit = r->cache_limit;
+	if (!out->cache_limit.set)
+		out->cache_limit.value = ZSP_CACHE_LIMIT_DEFAULT;
+	out->tmp_private = r->tmp_mode != ZSP_TMP_HOST;
+	out->tmp_loc = r->tmp_loc;
+	out->tmp_limit = r->tmp_limit;
+	if (!out->tmp_limit.set)
+		out->tmp_limit.value = ZSP_TMP_LIMIT_DEFAULT;
+	return ok;
+}
+
 static int cmp_tool(const void *a, const void *b)
 {
 	return strcmp(((const zsp_ir_tool *)a)->name, ((const zsp_ir_tool *)b)->name);
@@ -978,7 +1146,11 @@ static bool finish_policy(zsp_cc *cc, struct policy_state *ps, zsp_ir_policy *ou
 
 	out->def = r->def ? r->def : ZSP_ASK;
 	bool ok = true, one;
-	zsp_ir_fs_rule *fs = zsp_arena_calloc(cc->a, r->nfs + 1, sizeof(*fs));
+	size_t nmounted = 0;
+	for (size_t i = 0; i < r->ncaches; i++)
+		for (size_t k = 0; k < r->caches[i].nparts; k++)
+			nmounted += r->caches[i].parts[k].env == NULL;
+	zsp_ir_fs_rule *fs = zsp_arena_calloc(cc->a, r->nfs + nmounted + 1, sizeof(*fs));
 	if (!fs)
 		return false;
 	for (size_t i = 0; i < r->nfs; i++) {
@@ -989,7 +1161,9 @@ static bool finish_policy(zsp_cc *cc, struct policy_state *ps, zsp_ir_policy *ou
 			fs[i].protect = fs[i].path;
 		ok &= one;
 	}
-	zsp_fs_normalize(cc, out, fs, r->nfs);
+	size_t nfs = r->nfs;
+	ok &= finish_caches(cc, &sc, ps, out, fs, &nfs);
+	zsp_fs_normalize(cc, out, fs, nfs);
 
 	out->net_mode = r->net_mode;
 	out->hosts = r->hosts;

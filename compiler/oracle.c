@@ -99,6 +99,8 @@ static const char *fs_rule_text(zsp_arena *a, const zsp_ir_fs_rule *r)
 {
 	if (r->protect)
 		return zsp_arena_printf(a, "protect \"%s\" under \"%s\"", r->protect, r->root);
+	if (r->cache)   /* the sandbox's own directory there: the host's is never written */
+		return zsp_arena_printf(a, "cache %s at \"%s\" (the sandbox's own)", r->cache, r->path);
 	return zsp_arena_printf(a, "%s \"%s\"", zsp_access_name(r->access), r->path);
 }
 

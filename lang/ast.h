@@ -43,10 +43,15 @@ typedef enum zsp_ast_kind {
 	ZSP_ST_TOOL_RULE,    /* decision, matchers */
 	ZSP_ST_DEFINE,       /* name = value */
 	ZSP_ST_EXPECT,       /* decision, name = request kind, args */
+	ZSP_ST_CACHE,        /* one tool's cache: name (a known tool) or value (a path) */
+	ZSP_ST_CACHE_LIMIT,  /* quantity */
+	ZSP_ST_TMP,          /* op = ZSP_TMP_PRIVATE | ZSP_TMP_HOST */
+	ZSP_ST_TMP_LIMIT,    /* quantity */
 } zsp_ast_kind;
 
 enum zsp_fs_op { ZSP_FS_READ = 1, ZSP_FS_WRITE, ZSP_FS_DENY, ZSP_FS_PROTECT };
 enum zsp_net_mode { ZSP_NET_NONE = 0, ZSP_NET_FULL, ZSP_NET_PROXY };
+enum zsp_tmp_mode { ZSP_TMP_UNSET = 0, ZSP_TMP_PRIVATE, ZSP_TMP_HOST };
 
 typedef enum zsp_unit {
 	ZSP_UNIT_NONE,   /* a plain count */

@@ -133,13 +133,15 @@ static struct stmt_list cat(struct stmt_list a, struct stmt_list b)
 %token T_ENV "env" T_CLEAR "clear" T_KEEP "keep" T_SET "set" T_UNSET "unset" T_LIMIT "limit"
 %token T_SYSCALLS "syscalls" T_ERRNO "errno" T_KILL "kill" T_TOOL "tool" T_PATH "path"
 %token T_CASE "case" T_SENSITIVE "sensitive" T_INSENSITIVE "insensitive" T_TEST "test"
+%token T_CACHE "cache" T_TMP "tmp" T_PRIVATE "private" T_HOST "host"
 %token T_DEFINE "define" T_EXPECT "expect"
 
 %type <text> word keyword
 %type <str> string
 %type <strs> strlist reqargs extends_opt
 %type <stmts> pstmts pstmt fsstmts fsstmt netstmts netstmt procstmts procstmt
-%type <stmts> toolstmts toolstmt teststmts teststmt
+%type <stmts> toolstmts toolstmt teststmts teststmt cacheitems
+%type <stmts> cacheitem
 %type <matchers> matchers
 %type <matcher> matcher
 %type <decision> decision
@@ -271,6 +273,54 @@ fsstmt
 		STMT(s, ZSP_ST_FS, @$);
 		s->op = $1;
 		s->args = $2.head;
+		$$ = one(s);
+	}
+	| T_CACHE cacheitems ';' { $$ = $2; }
+	| T_CACHE T_LIMIT qty ';' {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_CACHE_LIMIT, @$);
+		s->qty = $3;
+		$$ = one(s);
+	}
+	| T_TMP T_PRIVATE ';' {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_TMP, @$);
+		s->op = ZSP_TMP_PRIVATE;
+		$$ = one(s);
+	}
+	| T_TMP T_HOST ';' {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_TMP, @$);
+		s->op = ZSP_TMP_HOST;
+		$$ = one(s);
+	}
+	| T_TMP T_LIMIT qty ';' {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_TMP_LIMIT, @$);
+		s->qty = $3;
+		$$ = one(s);
+	}
+	;
+
+/* `cache npm, "~/.cache/bazel";`: one statement per tool or path */
+cacheitems
+	: cacheitem
+	| cacheitems ',' cacheitem { $$ = cat($1, $3); }
+	;
+
+cacheitem
+	: word {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_CACHE, @$);
+		s->name = $1;
+		s->name_loc = L(lx, @1);
+		$$ = one(s);
+	}
+	| string {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_CACHE, @$);
+		s->value = $1;
+		s->name_loc = $1->loc;
 		$$ = one(s);
 	}
 	;
@@ -541,6 +591,8 @@ keyword
 	| T_ERRNO { $$ = "errno"; } | T_KILL { $$ = "kill"; } | T_TOOL { $$ = "tool"; }
 	| T_PATH { $$ = "path"; } | T_CASE { $$ = "case"; } | T_SENSITIVE { $$ = "sensitive"; }
 	| T_INSENSITIVE { $$ = "insensitive"; } | T_TEST { $$ = "test"; }
+	| T_CACHE { $$ = "cache"; } | T_TMP { $$ = "tmp"; } | T_PRIVATE { $$ = "private"; }
+	| T_HOST { $$ = "host"; }
 	| T_DEFINE { $$ = "define"; } | T_EXPECT { $$ = "expect"; }
 	;
 

@@ -388,3 +388,22 @@ const char *zsp_cli_build_note(void)
 	return "";
 #endif
 }
+
+void zsp_cli_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	if (bytes == UINT64_MAX) {
+		snprintf(buf, size, "unlimited");
+		return;
+	}
+	double v = (double)bytes;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0 || v >= 10 || v == (double)(uint64_t)v)
+		snprintf(buf, size, "%.0f %s", v, units[u]);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[u]);
+}

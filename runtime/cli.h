@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "compiler/params.h"
 #include "compiler/zsp.h"
@@ -69,6 +70,9 @@ const struct zsp_ir_policy *zsp_cli_pick_policy(const struct zsp_ir *ir, const c
  * file beside it, fsync'd, renamed over it; a symlink's target gets the contents), a device or
  * FIFO is written in place. ZSP_OK, ZSP_ECANTCREAT or ZSP_EIO, after saying why. */
 int zsp_cli_write_output(const char *out, const char *data, size_t len);
+
+/* A size for people: "512 B", "12 KiB", "4.2 GiB", "unlimited" (UINT64_MAX). */
+void zsp_cli_bytes(char *buf, size_t size, uint64_t bytes);
 
 /* A program installed beside the running one (a build tree keeps them together), else fallback.
  * Static storage. */

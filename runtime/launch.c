@@ -37,8 +37,9 @@
 #endif
 
 /* The descriptors bwrap is given: ZSP_FD_SECCOMP, ZSP_FD_EMPTY and ZSP_FD_EXEC (linux.h) are
- * the argv's; these are the invocation's. */
-enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_FIRST_FREE = 9 };
+ * the argv's; these are the invocation's; FD_STATE and up: the descriptors of the sandbox's own
+ * directories (--bind-fd), then nothing. */
+enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_STATE = 9, MAX_STATE_FDS = 64 };
 enum { NFDS = 6 };  /* seccomp, empty, args, status, exec, ready */
 
 const char *zsp_bwrap_path(void)
@@ -142,17 +143,17 @@ static int memfd_with(const char *name, const void *data, size_t len)
 	return fd;
 }
 
-static int args_fd(const zsp_launch *l)
+static int args_fd(char *const *argv, size_t argc)
 {
 	size_t len = 0;
-	for (size_t i = 0; i < l->plan.argc; i++)
-		len += strlen(l->plan.argv[i]) + 1;
+	for (size_t i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
 	char *buf = malloc(len + 1), *o = buf;
 	if (!buf)
 		return -1;
-	for (size_t i = 0; i < l->plan.argc; i++) {
-		size_t n = strlen(l->plan.argv[i]) + 1;
-		memcpy(o, l->plan.argv[i], n);
+	for (size_t i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		memcpy(o, argv[i], n);
 		o += n;
 	}
 	int fd = memfd_with("zsp-bwrap-args", buf, len);
@@ -270,6 +271,8 @@ typedef struct spawn {
 	const zsp_launch *l;
 	const int *fds;             /* seccomp, empty, args, status, exec, ready -> 3, 4, 5, 6, 7, 8;
 				     * the last two -1 without the exec step */
+	const int *state;           /* the sandbox's own directories -> 9, 10, ... */
+	size_t nstate;
 	char *const *argv;          /* bwrap's */
 	const char *procs;          /* the cgroup.procs to enter, or NULL */
 	const struct sigaction *old; /* the dispositions of forwarded[] before zsp-run's handler */
@@ -303,19 +306,23 @@ static _Noreturn void child_main(spawn *c)
 	sigprocmask(SIG_SETMASK, c->mask, NULL);
 
 	const int targets[NFDS] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS, ZSP_FD_EXEC, FD_READY };
-	int moved[NFDS];
+	int moved[NFDS + MAX_STATE_FDS];
+	int first_free = FD_STATE + (int)c->nstate;
 	c->what = "cannot set up descriptors";
 	/* above every target first: a source may sit on another's target */
-	for (int i = 0; i < NFDS; i++)
-		if (c->fds[i] >= 0 && (moved[i] = fcntl(c->fds[i], F_DUPFD, FD_FIRST_FREE)) < 0)
+	for (size_t i = 0; i < NFDS + c->nstate; i++) {
+		int fd = i < NFDS ? c->fds[i] : c->state[i - NFDS];
+		moved[i] = -1;
+		if (fd >= 0 && (moved[i] = fcntl(fd, F_DUPFD, first_free)) < 0)
 			goto fail;
-	for (int i = 0; i < NFDS; i++)
-		if (c->fds[i] >= 0 && dup2(moved[i], targets[i]) < 0)
+	}
+	for (size_t i = 0; i < NFDS + c->nstate; i++)
+		if (moved[i] >= 0 && dup2(moved[i], i < NFDS ? targets[i] : FD_STATE + (int)(i - NFDS)) < 0)
 			goto fail;
 	/* everything else closes: an inherited socket (an ssh-agent connection, a D-Bus) must not
 	 * reach the sandbox */
-	if (syscall(SYS_close_range, FD_FIRST_FREE, ~0U, 0) != 0)
-		for (int fd = FD_FIRST_FREE; fd < 1024; fd++)
+	if (syscall(SYS_close_range, first_free, ~0U, 0) != 0)
+		for (int fd = first_free; fd < 1024; fd++)
 			close(fd);
 	c->what = "cannot apply the policy's resource limits";
 	if (apply_limits(c->l->p) != 0)
@@ -360,15 +367,16 @@ static char **bwrap_argv(char *const *cmd, bool exec_step)
 
 /* Starts bwrap: its pid, or -1 with *why set when it could not be started (a child that failed
  * before its execve is reaped here). */
-static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], char *const *cmd, const char *cgroup,
-			 const struct sigaction old[4], const char **why)
+static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], const int *state, size_t nstate,
+			 char *const *cmd, const char *cgroup, const struct sigaction old[4], const char **why)
 {
 	static char msg[512];
 	char procs[600];
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
 	sigset_t all, mask;
 	sigfillset(&all);
-	spawn c = { .l = l, .fds = fds, .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
+	spawn c = { .l = l, .fds = fds, .state = state, .nstate = nstate, .procs = cgroup[0] ? procs : NULL,
+		    .old = old, .mask = &mask };
 	char **argv = bwrap_argv(cmd, l->exec_step);
 	if (!argv) {
 		*why = "cannot start bwrap: out of memory";
@@ -531,6 +539,76 @@ static bool guard_after(const zsp_launch *l, struct timespec since, const zsp_gi
 	return r.failed == 0;
 }
 
+/* The sandbox's own directories, made and opened (runtime/sandbox.c); the plan's argv with each
+ * of them as a bind source turned into --bind-fd N (N from FD_STATE on), in *argv (malloc'd
+ * array, strings in numbers). ZSP_OK, or ZSP_EIO with the reason in msg. */
+static int state_argv(const zsp_launch *l, int *state, size_t *nstate, char ***argv, char numbers[][16],
+		      char *msg, size_t msglen)
+{
+	const zsp_bwrap_plan *pl = &l->plan;
+	int opened[pl->nstate + 1];
+	*nstate = 0;
+	if (!(*argv = malloc((pl->argc + 1) * sizeof(char *)))) {
+		snprintf(msg, msglen, "out of memory");
+		return ZSP_EIO;
+	}
+	memcpy(*argv, pl->argv, pl->argc * sizeof(char *));
+	if (!pl->nstate)
+		return ZSP_OK;
+	if (!l->sandbox) {
+		snprintf(msg, msglen, "the sandbox's own state directory is not open");
+		return ZSP_EIO;
+	}
+	if (zsp_sandbox_prepare(l->sandbox, pl->state, pl->nstate, opened, msg, msglen) != ZSP_OK)
+		return ZSP_EIO;
+	for (size_t i = 0; i < pl->nstate; i++) {
+		long a = pl->state[i].argi;
+		if (opened[i] < 0)
+			continue;
+		if (*nstate == MAX_STATE_FDS || a < 1 || (size_t)a >= pl->argc) {
+			snprintf(msg, msglen, "more than %d directories of the sandbox's own to mount", MAX_STATE_FDS);
+			for (size_t k = i; k < pl->nstate; k++)
+				if (opened[k] >= 0)
+					close(opened[k]);
+			return ZSP_EIO;
+		}
+		snprintf(numbers[*nstate], 16, "%d", FD_STATE + (int)*nstate);
+		(*argv)[a - 1] = strcmp(pl->argv[a - 1], "--ro-bind") == 0 ? "--ro-bind-fd" : "--bind-fd";
+		(*argv)[a] = numbers[*nstate];
+		state[(*nstate)++] = opened[i];
+	}
+	return ZSP_OK;
+}
+
+/* After the run: the caches and the private /tmp kept to the policy's limits; said on stderr. */
+static void trim_after(const zsp_launch *l)
+{
+	const zsp_ir_policy *p = l->p;
+	zsp_sandbox_trimmed t[2];
+	char err[1024];
+	uint64_t cache = p->cache_limit.unlimited ? UINT64_MAX : p->cache_limit.value;
+	uint64_t tmp = p->tmp_limit.unlimited || !p->tmp_private ? UINT64_MAX : p->tmp_limit.value;
+	if (zsp_sandbox_trim(l->sandbox, cache, tmp, t, err, sizeof(err)) != ZSP_OK)
+		zsp_warn("warning: the sandbox's caches and /tmp could not be kept to their limits: %s", err);
+	for (int k = 0; k < 2; k++) {
+		const char *what = k == 0 ? "caches" : "/tmp";
+		uint64_t limit = k == 0 ? cache : tmp;
+		char b[32], a[32], lim[32];
+		zsp_cli_bytes(b, sizeof(b), t[k].before);
+		zsp_cli_bytes(a, sizeof(a), t[k].after);
+		zsp_cli_bytes(lim, sizeof(lim), limit);
+		const char *their = k == 0 ? "their" : "its", *they = k == 0 ? "they are" : "it is";
+		if (t[k].busy)
+			zsp_warn("the sandbox's %s hold%s %s, over %s %s limit; another run is using %s, so %s "
+				 "trimmed when the last one ends", what, k == 0 ? "" : "s", b, their, lim,
+				 k == 0 ? "them" : "it", they);
+		else if (t[k].files)
+			zsp_warn("the sandbox's %s held %s, over %s %s limit (`%s limit`): removed the %llu "
+				 "least recently used files, %s left (%s/%s)", what, b, their, lim, k == 0 ? "cache" : "tmp",
+				 (unsigned long long)t[k].files, a, l->sandbox->dir, t[k].sub);
+	}
+}
+
 int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 {
 	static char msg[4352];
@@ -544,14 +622,22 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	zsp_gitlayer *gl = NULL;
 	char cgroup[512] = "";
 	int fds[NFDS] = { -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
+	int state[MAX_STATE_FDS];
+	size_t nstate = 0;
+	char numbers[MAX_STATE_FDS][16];
+	char **bargv = NULL;
 	int rc = ZSP_RUN_ESETUP;
 	if (l->exec_step && (fds[4] = open_exec_step(msg, sizeof(msg))) < 0) {
 		*why = msg;
 		goto out;
 	}
+	if (state_argv(l, state, &nstate, &bargv, numbers, msg, sizeof(msg)) != ZSP_OK) {
+		*why = msg;
+		goto out;
+	}
 	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
 	fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fds[2] = args_fd(l);
+	fds[2] = args_fd(bargv, l->plan.argc);
 	if (pipe2(status_pipe, O_CLOEXEC) == 0)
 		fds[3] = status_pipe[1];
 	if (l->exec_step && pipe2(ready_pipe, O_CLOEXEC) == 0)
@@ -572,7 +658,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 4; i++)
 		sigaction(forwarded[i], &sa, &old[i]);
-	pid_t pid = start_bwrap(l, fds, argv, cgroup, old, why);
+	pid_t pid = start_bwrap(l, fds, state, nstate, argv, cgroup, old, why);
 	if (pid > 0) {
 		/* only bwrap and the sandbox hold the write ends now */
 		for (int i = 3; i < NFDS; i += 2) {
@@ -616,9 +702,14 @@ out:
 	for (int i = 0; i < NFDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	for (size_t i = 0; i < nstate; i++)
+		close(state[i]);
+	free(bargv);
 	if (status_pipe[0] >= 0)
 		close(status_pipe[0]);
 	if (ready_pipe[0] >= 0)
 		close(ready_pipe[0]);
+	if (started && l->sandbox)
+		trim_after(l);
 	return rc;
 }

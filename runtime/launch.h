@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "backends/linux.h"
+#include "runtime/sandbox.h"
 
 /* Exit status when the sandbox cannot be set up (the command never ran). */
 #define ZSP_RUN_ESETUP 125
@@ -27,6 +28,8 @@ typedef struct zsp_launch {
 	const char *layer_base;    /* zsp_linux_opts.layer_dir, made by zsp_gitlayer_base (NULL:
 				    * none); the run fills it and removes it (runtime/gitlayer.h) */
 	bool exec_step;            /* the plan binds zsp-exec (zsp_linux_opts.exec_step) */
+	zsp_sandbox *sandbox;      /* the policy and workspace's own state (plan.state is made
+				    * there, and trimmed after the run), or NULL */
 } zsp_launch;
 
 /* Lowers p for a run with the options o (its seccomp is always on). Diagnostics go to d. Returns
@@ -39,12 +42,16 @@ void zsp_launch_release(zsp_launch *l);
 /* Runs argv (argv[0] looked up on the sandbox's PATH) in the sandbox, with the policy's resource
  * limits, stdin/stdout/stderr inherited and every other descriptor closed; with l->exec_step
  * through zsp-exec (zsp_exec_path), which exits 127 for a command not found and 126 for one
- * that cannot be run. Returns the command's exit status (128+N for signal N), or ZSP_RUN_ESETUP
- * when the sandbox could not be set up (then *why, if not NULL, says what failed; with the exec
- * step that is known for sure, as zsp-exec reports before it runs the command). After the run,
- * what the sandbox left for the host to run is moved aside and reported on stderr;
- * ZSP_RUN_EGUARD (with *why) when some of it could not be. Signals that ask zsp-run to stop
- * (INT, TERM, HUP, QUIT) are passed on to the sandbox. */
+ * that cannot be run. The plan's state entries are made in l->sandbox first, and its bind
+ * sources given to bwrap as the descriptors opened there (--bind-fd); after the run the caches
+ * and the private /tmp are trimmed to the policy's limits, what was removed said on stderr.
+ * Returns the command's exit status (128+N for signal N), or ZSP_RUN_ESETUP when the sandbox
+ * could not be set up (then *why, if not NULL, says what failed; with the exec step that is
+ * known for sure, as zsp-exec reports before it runs the command). After the run, what the
+ * sandbox left in a git directory's layer is applied to the host as far as it is safe
+ * (runtime/gitlayer.h), and what it left for the host to run is moved aside and reported on
+ * stderr; ZSP_RUN_EGUARD (with *why) when some of it could not be. Signals that ask zsp-run to
+ * stop (INT, TERM, HUP, QUIT) are passed on to the sandbox. */
 int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why);
 
 /* The bwrap zsp-run uses: the one found at configure time (a test build: $ZSP_BWRAP). */

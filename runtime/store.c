@@ -521,6 +521,11 @@ static char *env_dir(const char *var, const char *fallback_rel)
 	return out;
 }
 
+char *zsp_state_dir(const char *given)
+{
+	return given ? strdup(given) : env_dir("XDG_STATE_HOME", ".local/state/zsp");
+}
+
 int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, size_t errlen)
 {
 	zsp_store_where none = { 0 };
@@ -538,8 +543,7 @@ int zsp_store_open(const zsp_store_where *where, zsp_store **out, char *err, siz
 		free(s);
 		return no_memory(err, errlen);
 	}
-	state = where->state_dir ? strdup(where->state_dir) :
-		env_dir("XDG_STATE_HOME", ".local/state/zsp");
+	state = zsp_state_dir(where->state_dir);
 	if (!state) {
 		rc = fail(err, errlen, "no state directory for the grant database: set "
 			  "XDG_STATE_HOME or HOME to an absolute path");

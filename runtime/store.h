@@ -44,6 +44,12 @@ typedef struct zsp_store_where {
 	bool threads_in_memory;  /* embedded use: thread grants live in this process only */
 } zsp_store_where;
 
+/* zsp's state directory: given, else $XDG_STATE_HOME/zsp, else $HOME/.local/state/zsp (the
+ * passwd entry's home when $HOME is not absolute). The grant store and audit trail live there,
+ * and the sandboxes' caches (runtime/sandbox.h). malloc'd; NULL when no directory can be named
+ * (or out of memory). */
+char *zsp_state_dir(const char *given);
+
 /* Every zsp_store_* call below that returns int returns an enum zsp_status (zsp.h): ZSP_OK;
  * ZSP_EUSAGE for an argument it refuses (an invalid grant, a missing store, tool or thread);
  * ZSP_EIO for a database or file failure; ZSP_EINTERNAL on out-of-memory. On error err (if

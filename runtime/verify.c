@@ -381,6 +381,7 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 		goto out;
 	const zsp_ir_policy *p = zsp_ir_find_policy(zsp_policy_set_ir(set), test->policy);
 	zsp_session *s = NULL;
+	zsp_sandbox sb = { .fd = -1 };
 	zsp_arena *a = zsp_arena_new();
 	zsp_diag d;
 	zsp_diag_init(&d, to_stderr, NULL);
@@ -391,12 +392,22 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 		goto out_a;
 	/* the probe is given absolute paths: "/" is a directory every sandbox has */
 	zsp_linux_opts lo = { .chdir = "/", .proc = !o->no_proc };
+	/* the block's caches and private /tmp: a state directory of the scratch directory's own */
+	char state[4300], why[4400];
+	snprintf(state, sizeof(state), "%s/state", scratch);
+	if (zsp_linux_needs_state(p) && zsp_sandbox_open(state, p->name, b.workspace, &sb, why, sizeof(why)) != ZSP_OK) {
+		fprintf(stderr, "zsp-run: --verify: %s\n", why);
+		rc = ZSP_RUN_ESETUP;
+		goto out_a;
+	}
+	lo.sandbox_dir = sb.dir;
 	if (zsp_launch_prepare(&l, p, a, &d, &lo) != ZSP_OK) {
 		fprintf(stderr, "zsp-run: --verify: cannot lower policy `%s` for Linux\n", p->name);
 		zsp_launch_release(&l);
 		rc = ZSP_RUN_ESETUP;
 		goto out_a;
 	}
+	l.sandbox = sb.fd >= 0 ? &sb : NULL;
 	rc = ZSP_OK;
 	const char *probe = probe_path();
 	/* the probe is bound read-only at its own path after every other mount: a policy that
@@ -481,6 +492,7 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 	}
 	zsp_launch_release(&l);
 out_a:
+	zsp_sandbox_close(&sb);
 	zsp_session_free(s);
 	zsp_arena_free(a);
 out:

@@ -20,7 +20,9 @@
 #include "runtime/doctor.h"
 #include "runtime/gitlayer.h"
 #include "runtime/launch.h"
+#include "runtime/sandbox.h"
 #include "runtime/session.h"
+#include "runtime/store.h"
 #include "runtime/verify.h"
 
 extern char **environ;
@@ -65,7 +67,8 @@ static const char usage_text[] =
 	"                     shell runs it (one other than sh, dash, bash makes an allow ask)\n"
 	"  --thread ID        -c: the agent thread (conversation) it runs for\n"
 	"  --project DIR      -c: the project of `always in this project` (default: WORKSPACE)\n"
-	"  --state-dir DIR    -c: grants and audit trail (default: $XDG_STATE_HOME/zsp)\n"
+	"  --state-dir DIR    grants, audit trail (-c), the sandbox's caches and private /tmp\n"
+	"                     (default: $XDG_STATE_HOME/zsp, else ~/.local/state/zsp)\n"
 	"  --runtime-dir DIR  -c: thread grants (default: $XDG_RUNTIME_DIR/zsp)\n"
 	"  --no-audit         -c: decide without the grant store and the audit trail when they\n"
 	"                     cannot be opened or written (by default nothing runs then)\n"
@@ -544,8 +547,11 @@ static void check_roots(const struct run_opts *o, const zsp_ir_policy *p, zsp_di
 		home = real_home;
 	for (size_t i = 0; i < p->nfs; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];
-		if (r->access != ZSP_ACCESS_WRITE || r->protect || r->glob || !r->written ||
+		if (r->access != ZSP_ACCESS_WRITE || r->protect || r->cache || r->glob || !r->written ||
 		    strstr(r->path, "${") || deliberate(o, r->written))
+			continue;
+		/* a private /tmp is the sandbox's own directory: the host's /tmp is not written */
+		if (p->tmp_private && strcmp(r->path, "/tmp") == 0)
 			continue;
 		char real[PATH_MAX];
 		const char *path = realpath(r->path, real) ? real : r->path;
@@ -591,24 +597,16 @@ static size_t state_dirs(const struct run_opts *o, char dirs[][PATH_MAX], size_t
  * like the grants), as the grant store finds it. NULL when there is none. */
 static char *layer_base(const struct run_opts *o, char *why_not, size_t size)
 {
-	char state[PATH_MAX];
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	if (o->state_dir)
-		snprintf(state, sizeof(state), "%s", o->state_dir);
-	else if (xdg && xdg[0] == '/')
-		snprintf(state, sizeof(state), "%s/zsp", xdg);
-	else if (home && home[0] == '/')
-		snprintf(state, sizeof(state), "%s/.local/state/zsp", home);
-	else if ((home = zsp_builtin_params_get(&o->builtins, "HOME")))
-		snprintf(state, sizeof(state), "%s/.local/state/zsp", home);
-	else {
-		snprintf(why_not, size, "no state directory: set XDG_STATE_HOME or HOME");
+	char *state = zsp_state_dir(o->state_dir);
+	if (!state) {
+		snprintf(why_not, size, "no state directory: set XDG_STATE_HOME or HOME, or give --state-dir");
 		return NULL;
 	}
 	char *base = NULL;
 	const char *why = NULL;
 	if (zsp_gitlayer_base(state, &base, &why) != ZSP_OK)
 		snprintf(why_not, size, "%s", why);
+	free(state);
 	return base;
 }
 
@@ -623,6 +621,36 @@ static void layer_warning(const zsp_launch *l, const char *why)
 			return;
 		}
 	}
+}
+
+/* The policy's own state for this workspace (its caches and private /tmp), when it needs one:
+ * made or opened in zsp's state directory. 0, or the exit status after saying why. */
+static int open_sandbox(const struct run_opts *o, const zsp_ir_policy *p, zsp_sandbox *sb)
+{
+	if (!zsp_linux_needs_state(p))
+		return 0;
+	const char *ws = zsp_cli_param(&o->cc, &o->builtins, "WORKSPACE");
+	char workspace[PATH_MAX], err[PATH_MAX + 512];
+	char *state = zsp_state_dir(o->state_dir);
+	if (!ws || !realpath(ws, workspace)) {
+		zsp_warn("the workspace %s cannot be found: %s", ws ? ws : "(none)", strerror(errno));
+		free(state);
+		return ZSP_RUN_ESETUP;
+	}
+	if (!state) {
+		zsp_warn("the sandbox's caches and /tmp are kept in zsp's state directory, and there is none: "
+			 "set XDG_STATE_HOME or HOME to an absolute path, or give --state-dir");
+		return ZSP_RUN_ESETUP;
+	}
+	int rc = zsp_sandbox_open(state, p->name, workspace, sb, err, sizeof(err));
+	free(state);
+	if (rc == ZSP_EINTERNAL)
+		zsp_die_oom();
+	if (rc != ZSP_OK) {
+		zsp_warn("the sandbox's caches and /tmp cannot be kept, so the command does not run: %s", err);
+		return ZSP_RUN_ESETUP;
+	}
+	return 0;
 }
 
 static int run(struct run_opts *o, char *const *cmd)
@@ -666,16 +694,20 @@ static int run(struct run_opts *o, char *const *cmd)
 	lo.layer_dir = layers;
 	if (!a)
 		zsp_die_oom();
+	zsp_sandbox sb = { .fd = -1 };
 	check_roots(o, p, d);
 	if (!cwd) {
 		zsp_warn("cannot find the current directory");
 		rc = ZSP_RUN_ESETUP;
 	} else if (d->errors) {
 		rc = ZSP_EPOLICY;
-	} else if ((rc = zsp_launch_prepare(&l, p, a, d, &lo)) != ZSP_OK) {
+	} else if ((rc = open_sandbox(o, p, &sb)) != 0) {
+		/* said why */
+	} else if ((lo.sandbox_dir = sb.dir), (rc = zsp_launch_prepare(&l, p, a, d, &lo)) != ZSP_OK) {
 		rc = rc == ZSP_EPOLICY ? ZSP_EPOLICY : ZSP_RUN_ESETUP;
 		zsp_launch_release(&l);
 	} else {
+		l.sandbox = sb.fd >= 0 ? &sb : NULL;
 		ready = true;
 		l.layer_base = layers;
 		if (!layers && !o->print)
@@ -710,6 +742,7 @@ static int run(struct run_opts *o, char *const *cmd)
 		}
 		zsp_launch_release(&l);
 	}
+	zsp_sandbox_close(&sb);
 	zsp_arena_free(a);
 	zsp_gitlayer_base_remove(layers);   /* when empty: no run, or no layer was needed */
 	free(layers);
@@ -717,6 +750,18 @@ static int run(struct run_opts *o, char *const *cmd)
 	zsp_compiler_free(c);
 	zsp_policy_set_free(set);
 	return rc;
+}
+
+/* *dir made absolute in buf (against the current directory) when it is relative. */
+static bool absolute_dir(const char **dir, char buf[PATH_MAX])
+{
+	if (!*dir || (*dir)[0] == '/')
+		return true;
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)) || snprintf(buf, PATH_MAX, "%s/%s", cwd, *dir) >= PATH_MAX)
+		return false;
+	*dir = buf;
+	return true;
 }
 
 static int parse_and_run(struct run_opts *o, int argc, char **argv)
@@ -833,9 +878,12 @@ static int parse_and_run(struct run_opts *o, int argc, char **argv)
 			return zsp_usage_error("unknown option `%s`", argv[optind - 1]);
 		}
 	}
-	if (!o->command && (o->thread || o->project || o->state_dir || o->runtime_dir || o->no_audit || o->shell))
-		return zsp_usage_error("%s", "--thread, --project, --state-dir, --runtime-dir, --no-audit and --shell "
-				       "go with -c COMMAND");
+	/* absolute: the directories are hidden from the sandbox by path, and named to bwrap */
+	static char state_abs[PATH_MAX], runtime_abs[PATH_MAX];
+	if (!absolute_dir(&o->state_dir, state_abs) || !absolute_dir(&o->runtime_dir, runtime_abs))
+		return zsp_usage_error("%s", "--state-dir or --runtime-dir is too long, or the current directory is gone");
+	if (!o->command && (o->thread || o->project || o->runtime_dir || o->no_audit || o->shell))
+		return zsp_usage_error("%s", "--thread, --project, --runtime-dir, --no-audit and --shell go with -c COMMAND");
 	if (o->command && (doctor || verify || o->print))
 		return zsp_usage_error("%s", "-c runs a command: it does not go with --doctor, --verify or --print");
 	if (o->command && optind != argc)

@@ -66,19 +66,3 @@ golden_check() {
 	fi
 }
 
-# without_state FILE: the bwrap options in FILE (one per line, as --print and --emit bwrap
-# write them) without the masks of zsp's own state directories (grants, audit trail, git's
-# layers), which zsp-run hides when they exist on this machine and zspc --emit does not know.
-without_state() {
-	awk '{ a[NR] = $0 }
-	END {
-		for (i = 1; i <= NR; i++) {
-			if (a[i] == "--perms" && a[i + 1] == "0000" && a[i + 2] == "--tmpfs" &&
-			    a[i + 3] ~ /\/zsp.?$/ && a[i + 4] == "--remount-ro" && a[i + 5] == a[i + 3]) {
-				i += 5
-				continue
-			}
-			print a[i]
-		}
-	}' "$1"
-}

@@ -1,16 +1,21 @@
 /* emit.c: zspc --emit FORMAT: the IR, or what a backend of the table (backends/table.c) makes of
- * one policy; and zspc --verify, which is zsp-run's. Output is written whole or not at all. */
+ * one policy; and zspc --verify, which is zsp-run's. Output is written whole or not at all. A
+ * Linux lowering names the directories zsp-run keeps the policy's caches and /tmp in. */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "backends/linux.h"
 #include "compiler/compile.h"
 #include "programs/zspc/zspc.h"
+#include "runtime/sandbox.h"
+#include "runtime/store.h"
 
 extern char **environ;
 
@@ -33,13 +38,35 @@ static int emit_ir(const struct zspc_opts *o, const char *file)
 	return rc;
 }
 
+/* Where zsp-run keeps p's caches and private /tmp for the workspace: the same path, made by
+ * nobody here (the argv expects it to exist). NULL when p needs none, or there is none. */
+static char *sandbox_dir(const struct zspc_opts *o, const zsp_backend *b, const zsp_ir_policy *p,
+			 const char *workspace)
+{
+	char ws[PATH_MAX];
+	if (strcmp(b->platform, "linux") != 0 || !zsp_linux_needs_state(p) || !workspace)
+		return NULL;
+	char *state = zsp_state_dir(o->state_dir);
+	char key[ZSP_SANDBOX_KEY_LEN + 1];
+	zsp_sandbox_key(p->name, realpath(workspace, ws) ? ws : workspace, key);
+	char real[PATH_MAX];
+	char *dir = state ? zsp_sandbox_path(realpath(state, real) ? real : state, key) : NULL;
+	free(state);
+	return dir;
+}
+
 int zspc_emit_lower(const struct zspc_opts *o, const zsp_backend *b, zsp_compiler *c,
 		    const zsp_policy_set *set, zsp_backend_input *in)
 {
 	if (!(in->p = zsp_cli_pick_policy(zsp_policy_set_ir(set), o->policy)))
 		return ZSP_EUSAGE;
+	char *sbdir = NULL;
+	for (size_t i = 0; i < in->p->nparams && !in->sandbox_dir; i++)
+		if (strcmp(in->p->params[i].name, "WORKSPACE") == 0)
+			in->sandbox_dir = sbdir = sandbox_dir(o, b, in->p, in->p->params[i].value);
 	zsp_buf out = { 0 };
 	int rc = b->emit(in, zsp_compiler_diag(c), &out);
+	free(sbdir);
 	size_t len;
 	char *text = zsp_buf_take(&out, &len);
 	if (rc == ZSP_OK && !text) {

@@ -22,6 +22,7 @@ static const char usage_text[] =
 	"                  [--state-dir DIR] [--runtime-dir DIR] FILE.zsp\n"
 	"       zspc grant add|list|revoke|end-thread|gc ...   (zspc grant --help)\n"
 	"       zspc audit [--since DURATION|TIME] [--format json] [--state-dir DIR]\n"
+	"       zspc cache list|clear ...   (the sandboxes' caches and /tmp: zspc cache --help)\n"
 	"       zspc --test [--coverage] [--coverage-min PCT] FILE.zsp\n"
 	"       zspc --import zed [-o OUT] SETTINGS.json\n"
 	"       zspc --verify [--policy NAME] FILE.zsp\n"
@@ -42,7 +43,8 @@ static const char usage_text[] =
 	"                     and this project, besides once and global grants\n"
 	"  --record           append each decision to the audit trail (zspc audit)\n"
 	"  --state-dir DIR, --runtime-dir DIR\n"
-	"                     where grants.db and threads.db are (default: XDG state/runtime dirs)\n"
+	"                     where grants.db and threads.db are (default: XDG state/runtime dirs);\n"
+	"                     --emit bwrap: where zsp-run keeps the caches and the private /tmp\n"
 	"  --policy NAME      the policy to ask (needed when the file defines several; those of\n"
 	"                     the files it includes do not count)\n"
 	"  --explain          show the checks made and the rule that decided\n"
@@ -146,8 +148,10 @@ static int check_combinations(const struct zspc_opts *o, enum mode mode)
 		{ o->cc.strict, m & M_BACKEND, "--strict goes with --emit FORMAT (but ir)" },
 		{ o->json || o->workspace || o->shell, m & M_ASKS,
 		  "--format, --workspace and --shell go with --query and --batch" },
-		{ o->thread || o->project || o->record || o->state_dir || o->runtime_dir, m & M_ASKS,
-		  "--thread, --project, --record, --state-dir and --runtime-dir go with --query and --batch" },
+		{ o->thread || o->project || o->record || o->runtime_dir, m & M_ASKS,
+		  "--thread, --project, --record and --runtime-dir go with --query and --batch" },
+		{ o->state_dir != NULL, (m & M_ASKS) || bwrap,
+		  "--state-dir goes with --query, --batch and --emit bwrap" },
 		{ o->policy != NULL, m & (M_ASKS | M_TEST | M_BACKEND | M_VERIFY),
 		  "--policy goes with --query, --batch, --test, --verify and --emit (but ir)" },
 		{ o->explain, m & (M_ASKS | M_TEST), "--explain goes with --query, --batch and --test" },
@@ -212,6 +216,8 @@ int main(int argc, char **argv)
 	/* subcommands: zspc grant ..., zspc audit ... */
 	if (argc > 1 && (strcmp(argv[1], "grant") == 0 || strcmp(argv[1], "audit") == 0))
 		return zspc_grant_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "cache") == 0)
+		return zspc_cache_main(argc - 1, argv + 1);
 	enum mode mode = MODE_NONE;
 	int opt, rc = ZSP_OK;
 	struct zspc_opts o = { .resolve_symlinks = true };

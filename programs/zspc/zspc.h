@@ -60,6 +60,7 @@ int zspc_emit_lower(const struct zspc_opts *o, const struct zsp_backend *b, zsp_
 /* emit_wsl.c: --emit wsl, whose paths are translated before the policy is compiled. */
 int zspc_emit_wsl(const struct zspc_opts *o, const struct zsp_backend *b, const char *file);
 int zspc_grant_main(int argc, char **argv);                        /* grant.c: grant and audit */
+int zspc_cache_main(int argc, char **argv);                        /* cache.c: zspc cache */
 
 /* A DURATION (30m, 8h, 7d, 2w: now + direction * it) or a TIME (@UNIX, YYYY-MM-DD,
  * YYYY-MM-DDTHH:MM[:SS][Z], UTC) as unix seconds; -1 if it is neither (grant.c). */

@@ -251,8 +251,10 @@ EOS
 	(cd "$ws" && as "$who" "$ZSP_RUN" -p "$top_srcdir/examples/workspace.zsp" --print) >"$tmp/example" 2>/dev/null
 	if [ -s "$tmp/builtin" ] && cmp -s "$tmp/builtin" "$tmp/example"; then ok; else bad "the built-in policy differs from examples/workspace.zsp"; fi
 	(cd "$ws" && as "$who" "$ZSPC" -D HOME="$home" --emit bwrap "$top_srcdir/examples/workspace.zsp") >"$tmp/zspc" 2>/dev/null
-	[ "$(without_state "$tmp/builtin")" = "$(without_state "$tmp/zspc")" ] && ok ||
-		bad "zsp-run --print and zspc --emit bwrap disagree"
+	# zsp-run hides zsp's own state directories (grants, the sandboxes' caches) on top of the
+	# policy's lowering, once they exist: those masks are its own, not zspc's
+	awk -f "$self_srcdir/tests/state-masks.awk" "$tmp/builtin" >"$tmp/builtin.policy"
+	cmp -s "$tmp/builtin.policy" "$tmp/zspc" && ok || bad "zsp-run --print and zspc --emit bwrap disagree"
 
 	# what Linux cannot enforce as written is said at every run, unless silenced
 	expect_rc 0 "-Wunenforced by default" "$ZSP_RUN" -- true

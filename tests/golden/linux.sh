@@ -22,11 +22,11 @@ if [ "$(uname -m)" != x86_64 ]; then
 fi
 
 # The fixture: a workspace with a .git directory and secrets, a worktree whose .git is a file,
-# a home with credentials. Names are fixed so the output is stable.
+# a home with credentials and a cargo home. Names are fixed so the output is stable.
 T=$tmp/t
 mkdir -p "$T/ws/.git/hooks" "$T/ws/src" "$T/ws/secrets" "$T/ws/vendor" "$T/home/.ssh" \
 	"$T/home/.config/app" "$T/tmp" "$T/repos/main/.git/hooks" "$T/repos/main/.git/worktrees/wt" \
-	"$T/repos/wt"
+	"$T/repos/wt" "$T/home/.cargo/registry" "$T/home/.cache" "$T/home/cargo-home" "$T/shared"
 : >"$T/ws/.git/config"
 echo 'SECRET=1' >"$T/ws/.env"
 : >"$T/home/.ssh/id_ed25519"
@@ -38,11 +38,16 @@ passed=0
 failed=0
 
 
+# The caches and the private /tmp are named in zsp's state directory, $T/state; the key of a
+# policy and workspace is a hash of the workspace's path, which moves with $T: @KEY@.
 emit() {
+	state=
+	[ "$1" = bwrap ] && state="--state-dir $T/state"
 	(cd "$T/ws" && env -i PATH=/usr/bin:/bin LANG=C.UTF-8 LC_ALL=C.UTF-8 LC_EVIL=1 LC_X=y SECRET_TOKEN=x \
-		"$ZSPC" --emit "$1" -D WORKSPACE="$T/ws" -D HOME="$T/home" -D TMPDIR="$T/tmp" \
-		-D UID=1000 -D USER=u $3 "$2") 2>"$tmp/err" | sed "s|$T|@T@|g"
-	sed -i "s|$T|@T@|g; s|$2|@SRC@|g" "$tmp/err"
+		"$ZSPC" --emit "$1" $state -D WORKSPACE="$T/ws" -D HOME="$T/home" -D TMPDIR="$T/tmp" \
+		-D UID=1000 -D USER=u $3 "$2") 2>"$tmp/err" |
+		sed "s|$T|@T@|g; s|$tmp|@TMP@|g; s|/sandboxes/[0-9a-f]\{16\}|/sandboxes/@KEY@|g"
+	sed -i "s|$T|@T@|g; s|$tmp|@TMP@|g; s|$2|@SRC@|g" "$tmp/err"
 }
 
 for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do

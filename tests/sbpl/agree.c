@@ -10,6 +10,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/oracle.h"
+#include "compiler/path.h"
 #include "tests/sbpl/sbpl-eval.h"
 #include "compiler/zsp.h"
 
@@ -248,6 +249,10 @@ static int judge(const struct check *c, bool *agrees, bool *sbpl_allows, char *w
 /* A mismatch Seatbelt cannot avoid: its ip filters name only `*` and `localhost`. */
 static const char *known_gap(const zsp_ir_policy *p, const struct check *c, bool sbpl_allows)
 {
+	/* a cache is the sandbox's own directory on Linux; on macOS the host's stays as it is */
+	for (size_t i = 0; strcmp(c->kind, "connect") != 0 && i < p->nfs; i++)
+		if (p->fs[i].cache && zsp_path_is_prefix(p->fs[i].path, c->target) && c->oracle_allows && !sbpl_allows)
+			return "a cache: Seatbelt cannot give the sandbox a directory of its own, so the host's is left read-only";
 	if (strcmp(c->kind, "connect") != 0)
 		return NULL;
 	if (p->net_mode == ZSP_NET_PROXY && c->oracle_allows && !sbpl_allows)
