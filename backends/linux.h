@@ -44,23 +44,6 @@ typedef struct zsp_linux_opts {
 				   * that does not exist yet); NULL: config is mounted read-only */
 	bool exec_step;           /* bind zsp-exec from ZSP_FD_EXEC at ZSP_EXEC_PATH, last: the
 				   * command then runs as ZSP_EXEC_PATH [OPTIONS] -- CMD... */
-
-/* At most this many git directories get a layer; the others keep a read-only config. */
-#define ZSP_BWRAP_MAX_LAYERS 64
-
-/* A git directory the sandbox sees through a layer: dir, made by the runner before bwrap
- * starts, holds copies of the git directory's top-level files (config, HEAD, index, ...) and an
- * empty directory for each of its directories, which are bound from the host. After the run,
- * the runner applies to the host what changed in the copies, config only as far as it cannot
- * make git run a program (runtime/gitlayer.h, doc/host-later.md). */
-typedef struct zsp_bwrap_layer {
-	const char *gitdir;       /* the host's git directory, canonical */
-	const char *dir;          /* the layer: what the sandbox sees at gitdir */
-	char **files;             /* top-level regular files and symbolic links, by name */
-	size_t nfiles;
-	char **mounts;            /* top-level directories, by name */
-	size_t nmounts;
-} zsp_bwrap_layer;
 	const char *sandbox_dir;  /* the state of this policy and workspace, canonical: its caches
 				   * and its private /tmp (runtime/sandbox.h); NULL: none, and a
 				   * policy that needs them cannot be lowered */

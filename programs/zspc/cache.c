@@ -105,7 +105,7 @@ static int clear(const struct cache_opts *o, const char *state)
 		const char *dir = o->workspace;
 		zsp_builtin_params b;
 		if (!dir) {
-			zsp_cli_builtins(&b, NULL);
+			zsp_cli_builtins(&b, NULL, NULL);   /* the default zsp-run takes: the repository's top */
 			dir = zsp_builtin_params_get(&b, "WORKSPACE");
 		}
 		if (!dir || !realpath(dir, ws)) {
