@@ -159,7 +159,8 @@ plant_outside() {
 		why="$first exists already"
 		return 1
 	fi
-	mkdir -p "${1%/*}" || { why="cannot create ${1%/*}"; return 1; }
+	# (umask 022: /run/user and below must be searchable by the unprivileged pass's uid)
+	(umask 022 && mkdir -p "${1%/*}") || { why="cannot create ${1%/*}"; return 1; }
 	run_made="$run_made $made"
 }
 

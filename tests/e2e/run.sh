@@ -72,9 +72,13 @@ for who in $(identities); do
 	[ "$(cat "$tmp/out")" = "zero|one|two words|" ] && ok || bad "argv changed: $(cat "$tmp/out")"
 	expect_rc 0 "the environment is the policy's, nothing added" env -i PATH=/usr/bin:/bin HOME="$home" \
 		TMPDIR="$tmpdir" LANG=C.UTF-8 SECRET_TOKEN=x "$ZSP_RUN" -D HOME="$home" -- env
-	# (PWD is bwrap's, for --chdir)
-	[ "$(sort "$tmp/out" | tr '\n' ' ')" = "HOME=$home LANG=C.UTF-8 PATH=/usr/bin:/bin PWD=$ws TMPDIR=$tmpdir " ] && ok ||
+	# (PWD is bwrap's, for --chdir; the caches' variables are the built-in `cache` rule's, each
+	# naming the sandbox's own cache in zsp's state directory)
+	caches='^(GOCACHE|GOMODCACHE|PIP_CACHE_DIR|UV_CACHE_DIR|npm_config_cache)='
+	[ "$(sort "$tmp/out" | grep -Ev "$caches" | tr '\n' ' ')" = "HOME=$home LANG=C.UTF-8 PATH=/usr/bin:/bin PWD=$ws TMPDIR=$tmpdir " ] && ok ||
 		bad "the environment: $(sort "$tmp/out" | tr '\n' ' ')"
+	[ "$(grep -Ec "$caches$home/.local/state/zsp/sandboxes/[0-9a-f]+/cache/" "$tmp/out")" -eq 5 ] && ok ||
+		bad "the caches' variables do not name the sandbox's caches: $(grep -E "$caches" "$tmp/out" | tr '\n' ' ')"
 	expect_rc 0 "no descriptor but stdio reaches the command" "$ZSP_RUN" -- sh -c 'ls /proc/$$/fd'
 	[ "$(sort -n "$tmp/out" | tr '\n' ' ')" = "0 1 2 " ] && ok || bad "descriptors in the sandbox: $(tr '\n' ' ' <"$tmp/out")"
 	expect_rc 0 "--no-proc: the exec step runs" "$ZSP_RUN" --no-proc -- sh -c 'exit 0'
