@@ -57,6 +57,23 @@ char *zsp_sandbox_path(const char *state_dir, const char *key)
 	return asprintf(&out, "%s/sandboxes/%s", state_dir, key) < 0 ? NULL : out;
 }
 
+/* What is wrong with the directory open at fd for zsp's state: NULL when it is the user's and,
+ * when strict, not writable by group or others; when writable, the user can also write it.
+ * advise: say how to mend it (the state directory itself, which the user made). */
+static const char *dir_problem(int fd, bool strict, bool writable, bool advise)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return strerror(errno);
+	if (st.st_uid != geteuid())
+		return "it is not yours";
+	if (strict && (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return advise ? "group or others can write it (chmod 700 it)" : "group or others can write it";
+	if (writable && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+		return "it is not writable (chmod 700 it)";
+	return NULL;
+}
+
 /* The descriptor of dir (made, mode 700, with its parents when make): a directory, not a
  * symbolic link, the user's, not writable by group or others, writable by the user. -1 with
  * why in err; errno ENOENT when it is missing and not made. */
@@ -96,16 +113,7 @@ static int open_state(const char *dir, bool make, char *err, size_t errlen)
 		errno = e;
 		return -1;
 	}
-	struct stat st;
-	const char *why = NULL;
-	if (fstat(fd, &st) != 0)
-		why = strerror(errno);
-	else if (st.st_uid != geteuid())
-		why = "it is not yours";
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		why = "group or others can write it (chmod 700 it)";
-	else if (make && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0)
-		why = "it is not writable (chmod 700 it)";
+	const char *why = dir_problem(fd, true, make, true);
 	if (why) {
 		fail(err, errlen, "the state directory %s cannot be used: %s", dir, why);
 		close(fd);
@@ -136,14 +144,7 @@ static int open_below(int dfd, const char *name, bool make, bool strict, bool pa
 		errno = e;
 		return -1;
 	}
-	struct stat st;
-	const char *why = NULL;
-	if (fstat(fd, &st) != 0)
-		why = strerror(errno);
-	else if (st.st_uid != geteuid())
-		why = "it is not yours";
-	else if (strict && (st.st_mode & (S_IWGRP | S_IWOTH)))
-		why = "group or others can write it";
+	const char *why = dir_problem(fd, strict, false, false);
 	if (why) {
 		fail(err, errlen, "%s cannot be used: %s: refusing to use it (zspc cache clear removes the "
 		     "sandbox's state)", shown, why);
