@@ -17,7 +17,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 #   procps (pgrep, pkill: tests/e2e); util-linux (setpriv, setsid, runuser: the unprivileged
 #   passes); bsdutils (script: the terminal cases); passwd (useradd, usermod); git (the host's
 #   own git in tests/e2e/hostlater.sh and tests/sbpl/gitfile.sh: what a sandbox leaves for it);
-#   npm (npm, node) and python3-venv (python3 -m venv, ensurepip): the tools whose caches
+#   npm (npm, node) and python3-venv (/usr/bin/python3 -m venv, ensurepip): the tools whose caches
 #   tests/e2e/cache.sh gives the sandbox, run offline on local packages;
 #   coreutils diffutils findutils grep sed mawk tar (mkfifo od stat, cmp diff, find, awk).
 packages="build-essential autoconf automake libtool pkg-config flex bison libseccomp-dev
@@ -31,11 +31,22 @@ check_packages="clang libclang-rt-14-dev"
 
 say() { printf 'dev.sh: %s\n' "$*" >&2; }
 
+# provided PACKAGE: what the package gives is already here from elsewhere. A machine whose
+# Node.js comes from NodeSource's repository has node and npm in its nodejs package, and
+# Debian's npm cannot be installed beside it (apt-get: "held broken packages").
+provided() {
+	case $1 in
+	npm) command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 ;;
+	python3-venv) /usr/bin/python3 -c 'import venv, ensurepip' >/dev/null 2>&1 ;;
+	*) return 1 ;;
+	esac
+}
+
 install_packages() {
 	missing=
 	for p in $packages ${1:-}; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-			missing="$missing $p"
+			provided "$p" || missing="$missing $p"
 	done
 	[ -z "$missing" ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
