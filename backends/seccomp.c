@@ -31,11 +31,6 @@ static const char *const enosys_calls[] = {
 	"clone3", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
 };
 
-/* With no network: sockets of other families and the calls that reach a socket by address. */
-static const char *const net_off_calls[] = {
-	"connect", "bind", "listen", "accept", "accept4",
-};
-
 static const zsp_ir_syscall *policy_rule(const zsp_ir_policy *p, const char *name)
 {
 	for (size_t i = 0; i < p->nsyscalls; i++)
@@ -86,6 +81,18 @@ static void builtin2(fb *f, uint32_t action, const char *name, struct scmp_arg_c
 	builtin(f, action, name, 2, c);
 }
 
+/* Unix sockets of type SOCK_STREAM (1) and SOCK_SEQPACKET (5) only: a datagram (SOCK_DGRAM, and
+ * SOCK_RAW, which the kernel makes a datagram socket too) reaches any socket file by sendto().
+ * The type is its low four bits (SOCK_NONBLOCK and SOCK_CLOEXEC lie above): 1 and 5 are the
+ * values with bit 0 set and bits 1 and 3 clear. */
+static void unix_types(fb *f, const char *call)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	builtin2(f, eperm, call, LO32_EQ(0, AF_UNIX), SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0x1, 0));
+	builtin2(f, eperm, call, LO32_EQ(0, AF_UNIX), BITS_SET(1, 0x2));
+	builtin2(f, eperm, call, LO32_EQ(0, AF_UNIX), BITS_SET(1, 0x8));
+}
+
 /* The filter, or NULL with the reason reported on d and its enum zsp_status in *status. */
 static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d, int *status)
 {
@@ -132,17 +139,20 @@ static scmp_filter_ctx build(const zsp_ir_policy *p, zsp_diag *d, int *status)
 
 	/* AF_VSOCK reaches the host of a virtual machine (on WSL2, Windows): no mode allows it */
 	builtin1(&f, eperm, "socket", LO32_EQ(0, AF_VSOCK));
+	unix_types(&f, "socket");
+	unix_types(&f, "socketpair");
 	if (p->net_mode != ZSP_NET_FULL) {
-		builtin1(&f, eperm, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
+		/* The sandbox has a network namespace of its own (bwrap --unshare-net): its loopback
+		 * and its abstract unix names are its own. Pathname unix sockets are the host's file
+		 * system, and connect() cannot tell a unix socket from an inet one: without an
+		 * allowed unix path no unix socket is made but by socketpair (born connected), so
+		 * connect, bind and listen reach the sandbox's loopback only (doc/linux.md "Sockets"). */
+		bool unix_ok = unix_sockets_allowed(p);
+		builtin1(&f, eperm, "socket", SCMP_A0(SCMP_CMP_GT, AF_INET6, 0)); /* all 64 bits */
+		for (int fam = AF_UNSPEC; fam < AF_INET6; fam++)
+			if (fam != AF_INET && (fam != AF_UNIX || !unix_ok))
+				builtin1(&f, eperm, "socket", LO32_EQ(0, fam));
 		builtin1(&f, eperm, "socketpair", SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
-		if (!unix_sockets_allowed(p)) {
-			/* an unconnected datagram socket reaches any socket file by sendto/sendmsg */
-			builtin2(&f, eperm, "socket", LO32_EQ(0, AF_UNIX), SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
-			builtin2(&f, eperm, "socketpair", LO32_EQ(0, AF_UNIX),
-				 SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
-			for (size_t i = 0; i < sizeof(net_off_calls) / sizeof(net_off_calls[0]); i++)
-				builtin(&f, eperm, net_off_calls[i], 0, NULL);
-		}
 	}
 	if (f.rc) {
 		seccomp_release(f.ctx);

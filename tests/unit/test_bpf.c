@@ -177,21 +177,43 @@ static void test_foreign_abis_killed(void)
 	release(&f);
 }
 
+/* Unix sockets: SOCK_STREAM and SOCK_SEQPACKET only, in every mode (a datagram reaches any
+ * socket file by sendto(); SOCK_RAW is a datagram socket too), the flag bits ignored. */
+static void unix_types(filter *f, int family_call, uint32_t stream)
+{
+	CU_ASSERT_EQUAL(call(f, X86_64, family_call, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK), stream);
+	CU_ASSERT_EQUAL(call(f, X86_64, family_call, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC), stream);
+	for (int t = 0; t < 16; t++)
+		if (t != SOCK_STREAM && t != SOCK_SEQPACKET) {
+			CU_ASSERT_EQUAL(call(f, X86_64, family_call, AF_UNIX, t), ERRNO(EPERM));
+			CU_ASSERT_EQUAL(call(f, X86_64, family_call, AF_UNIX, t | SOCK_NONBLOCK | SOCK_CLOEXEC),
+					ERRNO(EPERM));
+			CU_ASSERT_EQUAL(call(f, X86_64, family_call, AF_UNIX, (uint64_t)t | HIGH), ERRNO(EPERM));
+		}
+}
+
 static void test_network_off(void)
 {
+	/* mode none: inet sockets on the sandbox's own loopback; no unix socket but socketpair,
+	 * so connect() and bind() reach nothing of the host's */
 	filter f = compile(net_none);
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_INET, SOCK_STREAM), ERRNO(EPERM));
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_INET6, SOCK_DGRAM), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_INET, SOCK_STREAM), SECCOMP_RET_ALLOW);
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_INET6, SOCK_DGRAM), SECCOMP_RET_ALLOW);
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_INET | HIGH, SOCK_STREAM), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_UNSPEC, SOCK_STREAM), ERRNO(EPERM));
 	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_NETLINK, SOCK_RAW), ERRNO(EPERM));
 	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_PACKET, SOCK_RAW), ERRNO(EPERM));
 	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_VSOCK, SOCK_STREAM), ERRNO(EPERM));
 	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_UNIX | HIGH, SOCK_STREAM), ERRNO(EPERM));
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_UNIX, SOCK_STREAM), SECCOMP_RET_ALLOW);
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC), ERRNO(EPERM));
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socketpair, AF_UNIX, SOCK_STREAM), SECCOMP_RET_ALLOW);
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socketpair, AF_UNIX, SOCK_DGRAM | HIGH), ERRNO(EPERM));
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_connect, 3, 0), ERRNO(EPERM));
-	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_bind, 3, 0), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_UNIX, SOCK_STREAM), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_UNIX, SOCK_SEQPACKET), ERRNO(EPERM));
+	for (int fam = AF_INET + 1; fam < AF_INET6; fam++)
+		CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, fam, SOCK_STREAM), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socket, AF_INET6 + 1, SOCK_STREAM), ERRNO(EPERM));
+	unix_types(&f, SYS_socketpair, SECCOMP_RET_ALLOW);
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_socketpair, AF_INET, SOCK_STREAM), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_connect, 3, 0), SECCOMP_RET_ALLOW);
+	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_bind, 3, 0), SECCOMP_RET_ALLOW);
 	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_io_uring_setup, 8, 0), ERRNO(EPERM));
 	CU_ASSERT_EQUAL(call(&f, X86_64, SYS_recvfrom, 3, 0), SECCOMP_RET_ALLOW);
 	release(&f);
@@ -203,12 +225,15 @@ static void test_network_off(void)
 	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_socket, AF_VSOCK | HIGH, SOCK_STREAM), ERRNO(EPERM));
 	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_connect, 3, 0), SECCOMP_RET_ALLOW);
 	CU_ASSERT_EQUAL(call(&full, X86_64, SYS_ioctl, 0, TIOCSTI | HIGH), ERRNO(EPERM));
+	unix_types(&full, SYS_socket, SECCOMP_RET_ALLOW);
+	unix_types(&full, SYS_socketpair, SECCOMP_RET_ALLOW);
 	release(&full);
 
 	filter ux = compile("zsp 1; policy \"p\" { fs { read \"/\"; } net { allow unix \"/run/x.sock\"; } }");
 	CU_ASSERT_EQUAL(call(&ux, X86_64, SYS_connect, 3, 0), SECCOMP_RET_ALLOW);
-	CU_ASSERT_EQUAL(call(&ux, X86_64, SYS_socket, AF_UNIX, SOCK_DGRAM), SECCOMP_RET_ALLOW);
-	CU_ASSERT_EQUAL(call(&ux, X86_64, SYS_socket, AF_INET, SOCK_STREAM), ERRNO(EPERM));
+	CU_ASSERT_EQUAL(call(&ux, X86_64, SYS_socket, AF_INET, SOCK_STREAM), SECCOMP_RET_ALLOW);
+	CU_ASSERT_EQUAL(call(&ux, X86_64, SYS_socket, AF_NETLINK, SOCK_RAW), ERRNO(EPERM));
+	unix_types(&ux, SYS_socket, SECCOMP_RET_ALLOW);
 	release(&ux);
 }
 
