@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,26 @@ int zsp_check_errno(zsp_cc *cc, const char *name, zsp_loc loc, int *value)
 	else
 		zsp_diag_hint(cc->diag, "use a name such as EPERM, EACCES or ENOSYS, or a number from 1 to 4095");
 	return ZSP_EPOLICY;
+}
+
+/* Sockets whose server runs what a client asks, outside any sandbox: D-Bus (systemd-run, a
+ * session's own services) and the docker daemon (a container with the host's / mounted; its
+ * socket is /run/docker.sock, or anywhere for a rootless daemon: any path ending docker.sock). */
+static const char *const buses[] = { /* fnmatch(3) with FNM_PATHNAME */
+	"/run/user/*/bus", "/var/run/dbus/system_bus_socket", "/run/dbus/system_bus_socket",
+};
+
+void zsp_check_unix_socket(zsp_cc *cc, const char *path, zsp_loc loc)
+{
+	const char *base = strrchr(path, '/');
+	const char *what = base && strcmp(base, "/docker.sock") == 0 ? "the docker daemon's socket" : NULL;
+	for (size_t i = 0; !what && i < sizeof(buses) / sizeof(buses[0]); i++)
+		if (fnmatch(buses[i], path, FNM_PATHNAME) == 0)
+			what = "a D-Bus bus";
+	if (what)
+		zsp_diag_warning(cc->diag, ZSP_W_HOST_CONTROL, loc,
+				 "`%s` is %s: a command that reaches it starts processes outside the sandbox", path,
+				 what);
 }
 
 static const char *const path_tools[] = {

@@ -22,6 +22,9 @@ bool zsp_tool_takes_paths(const char *name);
 /* *nargs gets the arguments a request kind takes (0 for mcp:SERVER:TOOL). ZSP_OK, or
  * ZSP_EUSAGE for an unknown kind (nothing is reported: the caller says why). */
 int zsp_request_arity(const char *kind, unsigned *nargs);
+/* Warns (-Whost-control) when an allowed unix socket path is a session or system bus or a
+ * docker socket: through either a command starts processes outside the sandbox. */
+void zsp_check_unix_socket(zsp_cc *cc, const char *path, zsp_loc loc);
 /* Validates a request's kind and arguments (test `expect`). */
 bool zsp_check_request(zsp_cc *cc, const zsp_ast_stmt *st);
 /* Compiles a tool regex with the engine the oracle uses; reports errors inside the literal. */

@@ -1176,6 +1176,8 @@ static bool finish_policy(zsp_cc *cc, struct policy_state *ps, zsp_ir_policy *ou
 		out->unix_socks[i].path = resolve_path(cc, &sc, r->unixs[i].path, r->unixs[i].loc,
 						       ZSP_PATH_NO_GLOB, &one);
 		ok &= one;
+		if (one && out->unix_socks[i].decision == ZSP_ALLOW)
+			zsp_check_unix_socket(cc, out->unix_socks[i].path, out->unix_socks[i].loc);
 	}
 	out->nunix = r->nunix;
 	out->env_clear = r->env_clear;

@@ -16,6 +16,7 @@ static const char *const warning_names[ZSP_W_COUNT] = {
 	[ZSP_W_UNKNOWN_TOOL] = "unknown-tool",
 	[ZSP_W_NO_EFFECT] = "no-effect",
 	[ZSP_W_UNENFORCED] = "unenforced",
+	[ZSP_W_HOST_CONTROL] = "host-control",
 };
 
 const char *zsp_warning_name(zsp_warning w)

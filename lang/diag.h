@@ -15,6 +15,7 @@ typedef enum zsp_warning {
 	ZSP_W_UNKNOWN_TOOL,
 	ZSP_W_NO_EFFECT,
 	ZSP_W_UNENFORCED, /* a backend cannot enforce a rule as written */
+	ZSP_W_HOST_CONTROL, /* an allowed unix socket that runs programs outside the sandbox */
 	ZSP_W_COUNT
 } zsp_warning;
 
