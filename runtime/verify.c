@@ -424,6 +424,15 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 	argv2[l.plan.argc + 2] = (char *)probe;
 	l.plan.argv = argv2;
 	l.plan.argc += 3;
+	/* the probe's connect tells the sandbox's own network namespace from ours; when ours cannot
+	 * be named it is not told, and a loopback the sandbox reaches counts as reached */
+	struct stat netst;
+	char netns_arg[48];
+	char *netns = NULL;
+	if (stat("/proc/self/ns/net", &netst) == 0) {
+		snprintf(netns_arg, sizeof(netns_arg), "--outside-netns=%llu", (unsigned long long)netst.st_ino);
+		netns = netns_arg;
+	}
 	for (size_t i = 0; i < ne; i++) {
 		const zsp_ir_expect *x = &test->expects[i];
 		const char *kind = x->req.kind;
@@ -443,7 +452,8 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 		}
 		free(req);
 		bool oracle_allows = answer == ZSP_ANSWER_ALLOW;
-		char *argv[] = { (char *)probe, (char *)kind, (char *)arg, NULL };
+		/* connect: the sandbox's own loopback is not the host's (the probe tells them apart) */
+		char *argv[] = { (char *)probe, (char *)kind, (char *)arg, strcmp(kind, "connect") ? NULL : netns, NULL };
 		struct probe_call call = { &l, argv };
 		char kline[1024], bline[1024];
 		int krc, brc;

@@ -503,6 +503,7 @@ static int op_exec(char **argv)
 struct connect_ctx {
 	const char *arg;	/* HOST:PORT as given, for the detail */
 	char *host, *port;
+	const char *netns;          /* --outside-netns: the inode of the caller's network namespace */
 };
 
 static bool split_host_port(char *arg, char **host, char **port)
@@ -578,6 +579,27 @@ static bool numeric_address(const char *host, const char *port, struct sockaddr_
 	return true;
 }
 
+/* In a network namespace other than the one of inode `outside` whose only interface is lo
+ * (bwrap --unshare-net), every address, a loopback one too, is the namespace's own: nothing
+ * outside is reachable, whatever connect() says. */
+static bool own_loopback_only(const char *outside)
+{
+	struct stat st;
+	char line[256];
+	int others = 0, lines = 0;
+	if (!outside || stat("/proc/self/ns/net", &st) < 0 ||
+	    strtoull(outside, NULL, 10) == (unsigned long long)st.st_ino)
+		return false;
+	FILE *f = fopen("/proc/net/dev", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (++lines > 2) /* two header lines, then one interface a line: "  lo: ..." */
+			others += strncmp(line + strspn(line, " "), "lo:", 3) != 0;
+	fclose(f);
+	return lines > 2 && others == 0;
+}
+
 static int do_connect(void *arg)
 {
 	struct connect_ctx *c = arg;
@@ -586,6 +608,8 @@ static int do_connect(void *arg)
 	int fd, err;
 	bool at_socket;
 
+	if (own_loopback_only(c->netns))
+		return denied(ENETUNREACH, "no network: a network namespace of its own, loopback only");
 	if (!numeric_address(c->host, c->port, &ss, &ai)) {
 		/* Without an address only socket() can be tested; stderr says so. */
 		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -612,6 +636,10 @@ static int do_connect(void *arg)
 static int op_connect(char **argv)
 {
 	struct connect_ctx c = { .arg = argv[0] };
+	if (argv[1] && strncmp(argv[1], "--outside-netns=", 16) == 0)
+		c.netns = argv[1] + 16;
+	else if (argv[1])
+		return usage_error("connect: unexpected argument `%s`", argv[1]);
 	char *copy = strdup(argv[0]);
 	int r;
 
@@ -1440,8 +1468,8 @@ static const struct op ops[] = {
 	  "open for writing; or create and remove a file in/at PATH" },
 	{ "exec", "PATH", 1, 1, op_exec, NULL,
 	  "execve PATH in a child that is killed at once" },
-	{ "connect", "HOST:PORT", 1, 1, op_connect, NULL,
-	  "TCP connect; refused or silent (2 s) counts as allowed" },
+	{ "connect", "HOST:PORT [--outside-netns=INODE]", 1, 2, op_connect, NULL,
+	  "TCP connect; refused or silent (2 s) counts as allowed (not in a namespace of lo only)" },
 	{ "syscall", "NAME", 1, 1, op_syscall, NULL,
 	  "does the seccomp filter let NAME through (never run)" },
 	{ "tiocsti", "[--high]", 0, 1, op_tiocsti, NULL,
