@@ -2,6 +2,7 @@
 # sockets.sh: what the sandbox's sockets reach, as root and as uid 65534 (lib.sh). Unix
 # datagrams (SOCK_DGRAM, SOCK_RAW) never leave; the host's pathname sockets, abstract names and
 # loopback are out of reach; the sandbox's own loopback (127.0.0.1 and ::1) serves and connects.
+# (With `allow unix` or mode full a pathname socket stays reachable: no supervisor yet.)
 # A host fixture listens on all of them and logs what arrives; each case runs the same client
 # outside the sandbox first (the control: the fixture really receives) and then inside.
 
@@ -143,9 +144,15 @@ for who in $(identities); do
 	expect abstract ECONNREFUSED
 	expect tcp ECONNREFUSED
 
+	# -- mode full: the host's network and its unix sockets, but still no unix datagrams --
+	what="mode full"
+	client sandbox -p "$top_srcdir/tests/e2e/policies/netfull.zsp" -- python3 -c "$PY" try full
+	expect dgram EPERM
+	expect raw EPERM
+
 	sleep 0.5
 	what="the host fixture after the sandboxed clients"
-	check "no datagram of the sandbox arrived" '! grep -Eq "^datagram .*-(sandbox|unix)$" "$sock/got"'
+	check "no datagram of the sandbox arrived" '! grep -Eq "^datagram .*-(sandbox|unix|full)$" "$sock/got"'
 	check "no connection of the sandbox arrived" '! grep -Eq "^accepted (abstract|tcp) .*-(sandbox|unix)$" "$sock/got"'
 	check "no connection of the built-in policy's sandbox arrived" '! grep -q "sandbox$" "$sock/got"'
 	kill "$server" 2>/dev/null
