@@ -91,11 +91,13 @@ for who in $(identities); do
 	expect_rc 0
 	check "the piped line did not arrive" 'grep -qx piped "$tmp/out"'
 
-	# -- keystrokes for the shell while zsp-run is in its background --
+	# -- keystrokes for the shell while zsp-run is in its background: typed ahead while the
+	# shell runs `sleep 2` (so that no reader of the shell's takes them first), they wake
+	# zsp-run, whose read stops it; the shell reads them after the sleep --
 	rm -f "$ws/got" "$ws/started"
 	term "keystrokes from the background" expect:'$ ' \
 		send:"$Z -- sh -c ': >started; read x; echo \"inner:\$x\" >>got' 2>\"$world/bg.err\" &\n" \
-		wait:"$ws/started" sleep:0.5 \
+		wait:"$ws/started" sleep:0.5 send:'sleep 2\n' sleep:0.5 \
 		send:'echo shell-$((40+2))\n' expect:'shell-42' sleep:1 send:'jobs\n' expect:Stopped \
 		send:'fg\n' sleep:1 send:'later\n' sleep:1 send:'exit\n' \
 		-- env PS1='$ ' bash --norc --noprofile -i
