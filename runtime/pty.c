@@ -123,13 +123,19 @@ static void on_signal(int sig)
 
 static const int relayed_signals[3] = { SIGWINCH, SIGCONT, SIGTSTP };
 
-/* Writes all of buf to fd; false when fd fails (a terminal that hung up). */
+/* Writes all of buf to fd, also when another program left the terminal's file non-blocking;
+ * false when fd fails (a terminal that hung up). */
 static bool write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t w = write(fd, buf, len);
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			poll(&p, 1, -1);
+			continue;
+		}
 		if (w <= 0)
 			return false;
 		buf += w;
@@ -216,8 +222,12 @@ pid_t zsp_pty_relay(zsp_pty *t, pid_t pid, int *status)
 		return -1;
 	struct sigaction sa = { .sa_handler = on_signal }, old[3];
 	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		sigaction(relayed_signals[i], &sa, &old[i]);
+		/* started with SIGTSTP ignored (a shell without job control): it stays so */
+		if (old[i].sa_handler == SIG_IGN && relayed_signals[i] == SIGTSTP)
+			sigaction(SIGTSTP, &old[i], NULL);
+	}
 	close(t->replica);
 	t->replica = -1;
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
