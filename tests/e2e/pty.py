@@ -10,6 +10,7 @@
 #   wait:PATH     wait until the file PATH exists (20 s at most)
 #   resize:R:C    change the window size (the terminal sends SIGWINCH to its foreground group)
 #   kill:SIG      send signal SIG (a number) to CMD
+#   modes         print modes=same or modes=changed: the terminal's modes now against before
 # CMD is the session leader with the terminal as its controlling terminal. At the end (CMD
 # exited; 60 s at most) the output goes to TRANSCRIPT and stdout gets three lines:
 #   rc=N            CMD's exit status (128+N for signal N, as a shell says), or rc=timeout
@@ -93,6 +94,9 @@ def main():
             fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', int(r), int(c), 0, 0))
         elif kind == 'kill':
             os.kill(pid, int(arg))
+        elif kind == 'modes':
+            now = termios.tcgetattr(master)
+            print('modes=%s' % ('same' if now == before else 'changed'), flush=True)
     end = time.time() + 60
     while status is None and time.time() < end:
         pump(0.05)

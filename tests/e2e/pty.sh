@@ -61,6 +61,11 @@ for who in $(identities); do
 	term "modes after a TERM" expect:ready kill:15 -- $Z -- sh -c 'stty raw -echo; echo ready; sleep 30'
 	expect_rc 143
 	check "the terminal's modes changed (TERM)" '[ "$termios" = same ]'
+	term "modes around a stop" expect:ready modes kill:20 sleep:1 modes kill:18 sleep:1 modes send:'\x03' \
+		-- $Z -- sh -c 'echo ready; sleep 30'
+	expect_rc 130
+	check "not raw while relaying, restored while stopped (TSTP), raw again after CONT" \
+		'[ "$(grep ^modes= "$tmp/res" | tr "\n" " ")" = "modes=changed modes=same modes=changed " ]'
 	term "modes while relaying" expect:ready send:'\x03' -- \
 		sh -c "stty -g >'$world/before'; $Z -- sh -c 'echo ready; sleep 30'; stty -g >'$world/after'"
 	check "stty -g differs before and after" 'grep -q : "$world/before" && cmp -s "$world/before" "$world/after"'
