@@ -1173,6 +1173,21 @@ static const char *const base_services[] = {
 	"com.apple.sysmond", "com.apple.system.opendirectoryd.libinfo",
 };
 
+/* The replica of a pty the sandbox opened (it holds the extension Seatbelt issues at the open
+ * of /dev/ptmx), or, with require-not, any other /dev/ttysN: another session's terminal. */
+#define TTYS_OWN(verb) "(" verb " file-read* file-write* (require-all (regex #\"^/dev/ttys[0-9]+$\") " \
+	"(extension \"com.apple.sandbox.pty\")))"
+#define TTYS_OTHERS "(deny file-read* file-write* (require-all (regex #\"^/dev/ttys[0-9]+$\") " \
+	"(require-not (extension \"com.apple.sandbox.pty\"))))"
+
+/* After every file rule, so that no `read "/"` or `write "/dev"` lets the command open the
+ * terminal of another session (its keystrokes, its screen). */
+static void emit_terminals(ctx *c)
+{
+	zsp_buf_puts(&c->out, "; another session's terminal, whatever the rules above read or write\n"
+		     TTYS_OTHERS "\n");
+}
+
 static void emit_base(ctx *c)
 {
 	zsp_buf *b = &c->out;
@@ -1191,9 +1206,14 @@ static void emit_base(ctx *c)
 	for (size_t i = 0; i < sizeof(base_services) / sizeof(base_services[0]); i++)
 		zsp_buf_printf(b, "\n\t(global-name \"%s\")", base_services[i]);
 	zsp_buf_puts(b, ")\n");
-	zsp_buf_puts(b, "; terminals: a new pseudo-terminal and its replica\n");
+	/* the replicas of ptys the sandbox opened carry the extension Seatbelt issues at the open
+	 * of /dev/ptmx; every other /dev/ttysN is another session's terminal (doc/sbpl.md) */
+	zsp_buf_puts(b, "; terminals: a pty the sandbox opens itself (another session's /dev/ttysN: at the end)\n");
 	zsp_buf_puts(b, "(allow pseudo-tty)\n");
-	zsp_buf_puts(b, "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") (regex #\"^/dev/ttys[0-9]+$\"))\n");
+	zsp_buf_puts(b, "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\"))\n");
+	zsp_buf_puts(b, TTYS_OWN("allow") "\n");
+	zsp_buf_puts(b, "; the terminal the command was started on: its modes (stty), through the descriptor it holds\n");
+	zsp_buf_puts(b, "(allow file-ioctl (regex #\"^/dev/ttys[0-9]+$\"))\n");
 	zsp_buf_puts(b, "(allow file-read* file-write-data (literal \"/dev/null\"))\n");
 	zsp_buf_puts(b, "(allow ipc-posix-sem)\n");
 	zsp_buf_puts(b, "(allow user-preference-read)\n");
@@ -1358,6 +1378,7 @@ int zsp_sbpl_emit(const zsp_ir_policy *p, const char *source, zsp_diag *d, zsp_s
 	emit_reads(&c);
 	emit_writes(&c);
 	emit_restrictions(&c);
+	emit_terminals(&c);
 	emit_network(&c);
 	check_caches(&c);
 	check_process(&c);

@@ -25,6 +25,7 @@
 #include "runtime/gitlayer.h"
 #include "runtime/guard.h"
 #include "runtime/launch.h"
+#include "runtime/pty.h"
 
 #ifndef BWRAP_PATH
 #define BWRAP_PATH "/usr/bin/bwrap"
@@ -273,6 +274,7 @@ typedef struct spawn {
 				     * the last two -1 without the exec step */
 	const int *state;           /* the sandbox's own directories -> 9, 10, ... */
 	size_t nstate;
+	const zsp_pty *pty;         /* its replica -> those of 0, 1, 2 that were the terminal */
 	char *const *argv;          /* bwrap's */
 	const char *procs;          /* the cgroup.procs to enter, or NULL */
 	const struct sigaction *old; /* the dispositions of forwarded[] before zsp-run's handler */
@@ -316,8 +318,15 @@ static _Noreturn void child_main(spawn *c)
 		if (fd >= 0 && (moved[i] = fcntl(fd, F_DUPFD, first_free)) < 0)
 			goto fail;
 	}
+	int replica = -1;
+	if (c->pty->master >= 0 && (replica = fcntl(c->pty->replica, F_DUPFD, first_free)) < 0)
+		goto fail;
 	for (size_t i = 0; i < NFDS + c->nstate; i++)
 		if (moved[i] >= 0 && dup2(moved[i], i < NFDS ? targets[i] : FD_STATE + (int)(i - NFDS)) < 0)
+			goto fail;
+	/* the person's terminal never enters the sandbox: its own pty does (runtime/pty.h) */
+	for (int fd = 0; replica >= 0 && fd < 3; fd++)
+		if (c->pty->on[fd] && dup2(replica, fd) < 0)
 			goto fail;
 	/* everything else closes: an inherited socket (an ssh-agent connection, a D-Bus) must not
 	 * reach the sandbox */
@@ -345,14 +354,16 @@ fail:
 	_exit(ZSP_RUN_ESETUP);
 }
 
-/* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds --] CMD...:
- * NULL-terminated, malloc'd. */
-static char **bwrap_argv(char *const *cmd, bool exec_step)
+/* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds [--ctty] --] CMD...:
+ * NULL-terminated, malloc'd. --ctty with a pty: the exec step makes it the controlling terminal. */
+static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty)
 {
 	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 }, fr[] = { '0' + FD_READY, 0 };
 	static char *const head[] = { "bwrap", "--args", fa, "--json-status-fd", fs, "--" };
-	static char *const step[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds", "--" };
-	size_t nh = sizeof(head) / sizeof(head[0]), ns = exec_step ? sizeof(step) / sizeof(step[0]) : 0;
+	static char *const step[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds", "--ctty", "--" };
+	static char *const step_no_ctty[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds", "--" };
+	size_t nh = sizeof(head) / sizeof(head[0]);
+	size_t ns = !exec_step ? 0 : ctty ? sizeof(step) / sizeof(step[0]) : sizeof(step_no_ctty) / sizeof(step_no_ctty[0]);
 	size_t n = 0;
 	while (cmd[n])
 		n++;
@@ -360,7 +371,7 @@ static char **bwrap_argv(char *const *cmd, bool exec_step)
 	if (!argv)
 		return NULL;
 	memcpy(argv, head, sizeof(head));
-	memcpy(argv + nh, step, ns * sizeof(char *));
+	memcpy(argv + nh, ctty ? step : step_no_ctty, ns * sizeof(char *));
 	memcpy(argv + nh + ns, cmd, n * sizeof(char *));
 	return argv;
 }
@@ -368,16 +379,17 @@ static char **bwrap_argv(char *const *cmd, bool exec_step)
 /* Starts bwrap: its pid, or -1 with *why set when it could not be started (a child that failed
  * before its execve is reaped here). */
 static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], const int *state, size_t nstate,
-			 char *const *cmd, const char *cgroup, const struct sigaction old[4], const char **why)
+			 const zsp_pty *pty, char *const *cmd, const char *cgroup, const struct sigaction old[4],
+			 const char **why)
 {
 	static char msg[512];
 	char procs[600];
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
 	sigset_t all, mask;
 	sigfillset(&all);
-	spawn c = { .l = l, .fds = fds, .state = state, .nstate = nstate, .procs = cgroup[0] ? procs : NULL,
-		    .old = old, .mask = &mask };
-	char **argv = bwrap_argv(cmd, l->exec_step);
+	spawn c = { .l = l, .fds = fds, .state = state, .nstate = nstate, .pty = pty,
+		    .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
+	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0);
 	if (!argv) {
 		*why = "cannot start bwrap: out of memory";
 		return -1;
@@ -627,6 +639,11 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	char numbers[MAX_STATE_FDS][16];
 	char **bargv = NULL;
 	int rc = ZSP_RUN_ESETUP;
+	zsp_pty pty;
+	if (zsp_pty_open(&pty, msg, sizeof(msg)) != ZSP_OK) {
+		*why = msg;
+		goto out;
+	}
 	if (l->exec_step && (fds[4] = open_exec_step(msg, sizeof(msg))) < 0) {
 		*why = msg;
 		goto out;
@@ -658,7 +675,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 4; i++)
 		sigaction(forwarded[i], &sa, &old[i]);
-	pid_t pid = start_bwrap(l, fds, state, nstate, argv, cgroup, old, why);
+	pid_t pid = start_bwrap(l, fds, state, nstate, &pty, argv, cgroup, old, why);
 	if (pid > 0) {
 		/* only bwrap and the sandbox hold the write ends now */
 		for (int i = 3; i < NFDS; i += 2) {
@@ -668,8 +685,11 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		}
 		int st;
 		pid_t w;
-		while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-			;
+		if (pty.master >= 0)
+			w = zsp_pty_relay(&pty, pid, &st);
+		else
+			while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+				;
 		child_pid = 0;
 		started = status_says_started(status_pipe[0]);
 		bool ready = !l->exec_step || exec_step_ready(ready_pipe[0]);
@@ -687,6 +707,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	for (int i = 0; i < 4; i++)
 		sigaction(forwarded[i], &old[i], NULL);
 out:
+	zsp_pty_close(&pty);
 	remove_cgroup(cgroup);
 	remove_placeholders(l, &h);
 	if (started && gl)

@@ -40,7 +40,8 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 void zsp_launch_release(zsp_launch *l);
 
 /* Runs argv (argv[0] looked up on the sandbox's PATH) in the sandbox, with the policy's resource
- * limits, stdin/stdout/stderr inherited and every other descriptor closed; with l->exec_step
+ * limits, stdin/stdout/stderr inherited (those that are a terminal replaced by the sandbox's
+ * own pty, relayed until the end: runtime/pty.h) and every other descriptor closed; with l->exec_step
  * through zsp-exec (zsp_exec_path), which exits 127 for a command not found and 126 for one
  * that cannot be run. The plan's state entries are made in l->sandbox first, and its bind
  * sources given to bwrap as the descriptors opened there (--bind-fd); after the run the caches

@@ -4,11 +4,14 @@
  * (bwrap's own failed exec exits 1, which zsp-run also uses for policy errors). libc only,
  * linked statically: it runs in sandboxes that may show no libraries at all.
  *
- * usage: zsp-exec [--ready-fd N] [--close-fds] -- COMMAND [ARG]...
+ * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] -- COMMAND [ARG]...
  *   --ready-fd N  write one byte to descriptor N before the exec, then close it: the command's
  *                 status is then the command's, not the sandbox's setup failing (zsp-run)
  *   --close-fds   every descriptor above 2 closes at the exec (zsp-run hands nothing else in:
  *                 what is left above 2 is bwrap's and zsp-run's, never the command's)
+ *   --ctty        the terminal on stdin, stdout or stderr (the sandbox's own pty: zsp-run gives
+ *                 nothing else) becomes the controlling terminal of a new session zsp-exec
+ *                 leads: /dev/tty, job control, ^C and ^Z work in the sandbox
  * exit: the command's; 127 or 126 when it cannot be run; 125 on a usage error or when the ready
  * byte cannot be written (then the command does not run). */
 #include "config.h"
@@ -19,6 +22,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -214,6 +218,20 @@ static void close_on_exec_above_stderr(void)
 	}
 }
 
+/* The pty on 0, 1 or 2 as the controlling terminal of a session this process leads, its process
+ * group in the foreground (TIOCSCTTY does that); false when there is none or it cannot be made
+ * so. With --unshare-pid, bwrap's --new-session makes its init (pid 1) the leader, which never
+ * runs the command: the exec step (pid 2, no group leader) starts a session of its own. */
+static bool take_terminal(void)
+{
+	if (getsid(0) != getpid() && setsid() < 0)
+		return false;
+	for (int fd = 0; fd < 3; fd++)
+		if (isatty(fd))
+			return ioctl(fd, TIOCSCTTY, 0) == 0;
+	return false;
+}
+
 static int parse_fd(const char *s)
 {
 	char *end;
@@ -227,15 +245,17 @@ static int parse_fd(const char *s)
 int main(int argc, char **argv)
 {
 	int ready = -1;
-	bool close_fds = false;
+	bool close_fds = false, ctty = false;
 	int i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--ready-fd") == 0 && i + 1 < argc && (ready = parse_fd(argv[i + 1])) >= 0)
 			i++;
 		else if (strcmp(argv[i], "--close-fds") == 0)
 			close_fds = true;
+		else if (strcmp(argv[i], "--ctty") == 0)
+			ctty = true;
 		else
-			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] -- COMMAND [ARG]...",
+			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] -- COMMAND [ARG]...",
 			     EXIT_SETUP);
 	}
 	if (i + 1 >= argc)
@@ -243,6 +263,9 @@ int main(int argc, char **argv)
 	char **cmd = argv + i + 1;
 	if (close_fds)
 		close_on_exec_above_stderr();
+	if (ctty && !take_terminal())
+		fail(NULL, "zsp-exec: cannot make the sandbox's pseudo-terminal its controlling terminal, so the "
+		     "command does not run", EXIT_SETUP);
 	if (ready >= 0) {
 		ssize_t w;
 		while ((w = write(ready, "1", 1)) < 0 && errno == EINTR)

@@ -372,7 +372,7 @@ static bool op_wider(const struct opref *general, const struct opref *specific)
 enum filter_kind {
 	F_LITERAL, F_SUBPATH, F_REGEX, F_UNIX_LITERAL, F_REMOTE_IP, F_LOCAL_IP, F_TARGET_SAME,
 	F_GLOBAL_NAME, F_SYSCTL_NAME, F_SYSCTL_PREFIX, F_SOCKET_DOMAIN, F_IOKIT_CLASS, F_PREF_DOMAIN,
-	F_ALL, F_ANY, F_NOT,
+	F_EXTENSION, F_ALL, F_ANY, F_NOT,
 };
 
 struct filter {
@@ -584,7 +584,7 @@ static const struct {
 	{ "literal", F_LITERAL },          { "subpath", F_SUBPATH },
 	{ "global-name", F_GLOBAL_NAME },  { "sysctl-name", F_SYSCTL_NAME },
 	{ "sysctl-name-prefix", F_SYSCTL_PREFIX }, { "iokit-user-client-class", F_IOKIT_CLASS },
-	{ "preference-domain", F_PREF_DOMAIN },
+	{ "preference-domain", F_PREF_DOMAIN }, { "extension", F_EXTENSION },
 };
 
 static struct filter *one_string_filter(struct comp *cp, const struct node *n, enum filter_kind kind)
@@ -809,6 +809,8 @@ struct request {
 	bool is_path;       /* a network target that is a unix socket path */
 	bool loopback;      /* network: the remote host is localhost */
 	unsigned port;
+	const char *const *exts; /* the sandbox extensions the process holds for the target */
+	size_t nexts;
 };
 
 static bool is_subpath(const char *root, const char *path)
@@ -875,6 +877,11 @@ static bool filter_matches(const struct filter *f, const struct request *q)
 		return name_is(q, T_IOKIT, f->str);
 	case F_PREF_DOMAIN:
 		return name_is(q, T_PREF, f->str);
+	case F_EXTENSION:
+		for (size_t i = 0; path && i < q->nexts; i++)
+			if (!strcmp(q->exts[i], f->str))
+				return true;
+		return false;
 	case F_ALL:
 		return all_or_any(f, q, true);
 	case F_ANY:
@@ -931,12 +938,19 @@ static int parse_net_target(struct request *q, char *err, size_t errlen)
 int sbpl_decide(const sbpl_profile *p, const char *operation, const char *target, struct sbpl_verdict *v,
 		char *err, size_t errlen)
 {
+	return sbpl_decide_ext(p, operation, target, NULL, 0, v, err, errlen);
+}
+
+int sbpl_decide_ext(const sbpl_profile *p, const char *operation, const char *target,
+		    const char *const *exts, size_t nexts, struct sbpl_verdict *v, char *err, size_t errlen)
+{
 	int k = find_operation(operation);
 	if (k < 0) {
 		snprintf(err, errlen, "unknown operation `%s` (give a concrete one such as file-read-data)", operation);
 		return -1;
 	}
-	struct request q = { .op = operation, .cls = operations[k].cls, .target = target };
+	struct request q = { .op = operation, .cls = operations[k].cls, .target = target, .exts = exts,
+			     .nexts = nexts };
 	if (q.cls != T_NONE && (!target || !*target)) {
 		snprintf(err, errlen, "operation `%s` needs a target", operation);
 		return -1;

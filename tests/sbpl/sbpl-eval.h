@@ -35,4 +35,10 @@ void sbpl_free(sbpl_profile *p);
 int sbpl_decide(const sbpl_profile *p, const char *operation, const char *target, struct sbpl_verdict *v,
 		char *err, size_t errlen);
 
+/* sbpl_decide for a process that holds the sandbox extensions exts (class names, such as
+ * com.apple.sandbox.pty, which Seatbelt issues for the replica of a pty the sandbox opened
+ * through /dev/ptmx) for a path target: what (extension "CLASS") matches. */
+int sbpl_decide_ext(const sbpl_profile *p, const char *operation, const char *target,
+		    const char *const *exts, size_t nexts, struct sbpl_verdict *v, char *err, size_t errlen);
+
 #endif

@@ -12,10 +12,12 @@
 #define MAX_PARAMS 256
 
 static const char usage[] =
-	"usage: sbpl-eval [-D NAME=VALUE]... [--explain] PROFILE.sb OPERATION [TARGET]\n"
+	"usage: sbpl-eval [-D NAME=VALUE]... [--explain] [--extension CLASS]... PROFILE.sb OPERATION [TARGET]\n"
 	"       sbpl-eval [-D NAME=VALUE]... [--explain] --batch PROFILE.sb <LINES\n"
 	"LINES are `OPERATION TARGET`; the answer to each is printed on its own line\n"
-	"(`error: ...` for a bad line). TARGET is a path, HOST:PORT or a name.\n";
+	"(`error: ...` for a bad line). TARGET is a path, HOST:PORT or a name.\n"
+	"--extension CLASS: the process holds a sandbox extension of CLASS for TARGET\n"
+	"(com.apple.sandbox.pty: TARGET is the replica of a pty it opened itself).\n";
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -98,6 +100,8 @@ int main(int argc, char **argv)
 	struct sbpl_param params[MAX_PARAMS];
 	size_t nparams = 0;
 	bool batch = false, explain = false;
+	const char *exts[MAX_PARAMS];
+	size_t nexts = 0;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		const char *d = !strcmp(argv[i], "-D") && i + 1 < argc ? argv[++i]
@@ -107,6 +111,8 @@ int main(int argc, char **argv)
 			batch = true;
 		} else if (!strcmp(argv[i], "--explain")) {
 			explain = true;
+		} else if (!strcmp(argv[i], "--extension") && i + 1 < argc && nexts < MAX_PARAMS) {
+			exts[nexts++] = argv[++i];
 		} else if (!strcmp(argv[i], "--help")) {
 			fputs(usage, stdout);
 			return 0;
@@ -141,7 +147,8 @@ int main(int argc, char **argv)
 		rc = run_batch(p, explain);
 	} else {
 		struct sbpl_verdict v;
-		rc = sbpl_decide(p, argv[i + 1], i + 2 < argc ? argv[i + 2] : NULL, &v, err, sizeof(err));
+		rc = sbpl_decide_ext(p, argv[i + 1], i + 2 < argc ? argv[i + 2] : NULL, exts, nexts, &v, err,
+				     sizeof(err));
 		if (rc != 0)
 			fprintf(stderr, "sbpl-eval: %s\n", err);
 		else
