@@ -1141,7 +1141,7 @@ static int path_cmp(const void *x, const void *y)
 	return ca - cb;
 }
 
-/* The literal directories before a glob's first component with a metacharacter. */
+/* The literal directories before a glob's first component with a metacharacter, unescaped. */
 static char *glob_literal_prefix(plan *pl, const char *pattern)
 {
 	char *s = zsp_arena_strdup(pl->a, pattern);
@@ -1153,7 +1153,7 @@ static char *glob_literal_prefix(plan *pl, const char *pattern)
 		size_t len = slash ? (size_t)(slash - c) : strlen(c);
 		char save = c[len];
 		c[len] = 0;
-		bool meta = zsp_glob_has_meta(c) || strchr(c, '\\');
+		bool meta = zsp_glob_has_meta(c);
 		c[len] = save;
 		if (meta)
 			break;
@@ -1161,7 +1161,7 @@ static char *glob_literal_prefix(plan *pl, const char *pattern)
 		c += len;
 	}
 	*end = 0;
-	return s[0] ? s : zsp_arena_strdup(pl->a, "/");
+	return s[0] ? zsp_path_unescape(pl->a, s) : zsp_arena_strdup(pl->a, "/");
 }
 
 struct walk {
@@ -1809,11 +1809,38 @@ static bool unresolved(plan *pl, const char *s, zsp_loc loc)
 	return true;
 }
 
+/* The policy with its literal paths as the file system names them: a rule's path keeps the
+ * escapes of its pattern (`proj\[1]`), and looked up as written it names another file (the
+ * workspace then silently missing, and read-only). Globs keep their patterns. */
+static const zsp_ir_policy *fs_unescaped(zsp_arena *a, const zsp_ir_policy *p)
+{
+	zsp_ir_policy *c = zsp_arena_alloc(a, sizeof(*c));
+	zsp_ir_fs_rule *fs = p->nfs ? zsp_arena_calloc(a, p->nfs, sizeof(*fs)) : NULL;
+	if (!c || (p->nfs && !fs))
+		return NULL;
+	*c = *p;
+	c->fs = fs;
+	for (size_t i = 0; i < p->nfs; i++) {
+		fs[i] = p->fs[i];
+		if (fs[i].glob)
+			continue;
+		if (!(fs[i].path = zsp_path_unescape(a, p->fs[i].path)) ||
+		    (p->fs[i].root && !(fs[i].root = zsp_path_unescape(a, p->fs[i].root))) ||
+		    (p->fs[i].protect && !(fs[i].protect = zsp_path_unescape(a, p->fs[i].protect))))
+			return NULL;
+	}
+	return c;
+}
+
 int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_arena *a, zsp_diag *d,
 			 zsp_bwrap_plan *out)
 {
-	plan pl = { .p = p, .o = o, .a = a, .d = d };
 	memset(out, 0, sizeof(*out));
+	if (!(p = fs_unescaped(a, p))) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	plan pl = { .p = p, .o = o, .a = a, .d = d };
 	private_tmp(&pl);
 	for (size_t i = 0; i < p->nfs; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];

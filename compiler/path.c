@@ -197,6 +197,21 @@ bool zsp_glob_has_meta(const char *pattern)
 	return has_meta_n(pattern, strlen(pattern));
 }
 
+char *zsp_path_unescape(zsp_arena *a, const char *pattern)
+{
+	char *out = zsp_arena_strdup(a, pattern);
+	if (!out)
+		return NULL;
+	char *w = out;
+	for (const char *c = pattern; *c; c++) {
+		if (*c == '\\' && c[1])
+			c++;
+		*w++ = *c;
+	}
+	*w = 0;
+	return out;
+}
+
 bool zsp_glob_check(const char *p, zsp_path_error *err)
 {
 	size_t n = strlen(p), comp = 0;
