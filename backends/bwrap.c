@@ -89,6 +89,9 @@ typedef struct plan {
 	const char *moved_said;     /* the last cache said to be moved by the sandbox's environment */
 	size_t nmissing;            /* protected names the sandbox could create (not mounted) */
 	char **rebuilt;             /* directories rebuilt (remounted read-only after every mount) */
+	const zsp_ir_fs_rule **root_globs; /* globs looked for under the writable roots (walk_root) */
+	const char **root_lasts;    /* ... their literal last components, or NULL */
+	size_t nroot_globs, rootglobcap;
 	size_t nrebuilt, rebuiltcap;
 	const zsp_ir_fs_rule *missing_rule;
 	const char *missing_names[3];
@@ -1020,6 +1023,8 @@ struct tree_walk {
 	size_t cap;
 	size_t seen, max;
 	bool over;                  /* more than max entries */
+	bool as_root;               /* walking as uid 0 (root_closed) */
+	size_t mark;                /* the visitor's, for a subtree: restored after each descent */
 	const zsp_ir_fs_rule *r;    /* the rule the walk is for, for its messages */
 	/* an entry (path t->buf, len bytes; its directory's len is dirlen): true to go below it */
 	bool (*visit)(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type);
@@ -1087,10 +1092,10 @@ static void walk_unreadable(struct tree_walk *t, int dfd, const char *name, size
  * others'), and bwrap cannot reach a mount point below either. A directory it can neither enter
  * nor chmod (another user's) is as closed to it as an unreadable one to a walk without
  * privilege: not entered. */
-static bool root_closed(int dfd, const char *name)
+static bool root_closed(const struct tree_walk *t, int dfd, const char *name)
 {
 	struct stat st;
-	if (geteuid() != 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid == 0)
+	if (!t->as_root || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid == 0)
 		return false;
 	mode_t x = st.st_gid == getegid() ? S_IXGRP : S_IXOTH;
 	return !(st.st_mode & x);
@@ -1143,10 +1148,11 @@ static void walk_fd(struct tree_walk *t, int dfd, size_t len)
 			}
 			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 		}
+		size_t mark = t->mark;
 		bool down = t->visit(t, end, len, name, type);
 		if (t->pl->failed)
 			break;
-		if (down && type == DT_DIR && !root_closed(dirfd(dir), name)) {
+		if (down && type == DT_DIR && !root_closed(t, dirfd(dir), name)) {
 			int cfd = openat(dirfd(dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd >= 0)
 				walk_fd(t, cfd, end);
@@ -1157,6 +1163,7 @@ static void walk_fd(struct tree_walk *t, int dfd, size_t len)
 			if (t->pl->failed || t->over)
 				break;
 		}
+		t->mark = mark;
 	}
 	t->buf[len] = 0;
 	closedir(dir);
@@ -1171,6 +1178,7 @@ static bool walk_tree(struct tree_walk *t, const char *root)
 		return false;
 	memcpy(t->buf, root, len);
 	t->buf[len] = 0;
+	t->as_root = geteuid() == 0;
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		walk_fd(t, fd, len);
@@ -1216,16 +1224,50 @@ static bool walk_mountable(struct tree_walk *t, size_t len)
  * What the command creates there is the check after the run's (doc/host-later.md). */
 struct pwalk {
 	size_t rootlen;
-	const zsp_ir_fs_rule **rules;  /* the protect rules of this root */
+	const zsp_ir_fs_rule **rules;  /* the protect rules of this root, by the name an entry must
+					* have for each (pwalk_key) */
 	size_t nrules;
+	const zsp_ir_fs_rule *const *globs; /* the glob rules looked for under every writable root */
+	const char *const *lasts;      /* ... each one's last component when it is literal, or NULL */
+	size_t nglobs;
 };
+
+/* The name an entry must have for r to match it: ".git" for a repository's names (a nested
+ * repository), else the last component of the protected name. */
+static const char *pwalk_key(const zsp_ir_fs_rule *r)
+{
+	const char *n = r->protect;
+	if (strncmp(n, ".git", 4) == 0 && (n[4] == 0 || n[4] == '/'))
+		return ".git";
+	const char *last = strrchr(n, '/');
+	return last ? last + 1 : n;
+}
+
+static int pwalk_rule_cmp(const void *x, const void *y)
+{
+	return strcmp(pwalk_key(*(const zsp_ir_fs_rule *const *)x), pwalk_key(*(const zsp_ir_fs_rule *const *)y));
+}
+
+static int pwalk_name_cmp(const void *key, const void *elt)
+{
+	return strcmp(key, pwalk_key(*(const zsp_ir_fs_rule *const *)elt));
+}
 
 static void pwalk_match(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type)
 {
 	struct pwalk *w = t->ctx;
 	plan *pl = t->pl;
 	const char *buf = t->buf;
-	for (size_t i = 0; i < w->nrules && !pl->failed; i++) {
+	/* the rules whose key is name: a binary search rejects nearly every entry */
+	const zsp_ir_fs_rule **hit = bsearch(name, w->rules, w->nrules, sizeof(*w->rules), pwalk_name_cmp);
+	if (!hit)
+		return;
+	size_t from = (size_t)(hit - w->rules), to = from + 1;
+	while (from > 0 && strcmp(pwalk_key(w->rules[from - 1]), name) == 0)
+		from--;
+	while (to < w->nrules && strcmp(pwalk_key(w->rules[to]), name) == 0)
+		to++;
+	for (size_t i = from; i < to && !pl->failed; i++) {
 		const zsp_ir_fs_rule *r = w->rules[i];
 		const char *n = r->protect;
 		size_t nl = strlen(n);
@@ -1266,46 +1308,74 @@ static void pwalk_match(struct tree_walk *t, size_t len, size_t dirlen, const ch
 	}
 }
 
+static void glob_visit(struct tree_walk *t, const zsp_ir_fs_rule *r, const char *last, size_t len,
+		       const char *name)
+{
+	/* a literal last component must equal the name: most entries stop here */
+	if ((!last || strcmp(last, name) == 0) && zsp_glob_match(r->path, t->buf) && walk_mountable(t, len))
+		add_ent(t->pl, t->buf, r->access, false, false, r);
+}
+
+/* One walk of a writable root serves its protected names and the globs looked for under the
+ * writable roots. t->mark: inside a .git, where protected names are protect_repo's business. */
 static bool pwalk_visit(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type)
 {
 	struct pwalk *w = t->ctx;
 	bool dotgit = strcmp(name, ".git") == 0;
-	if (dirlen > w->rootlen || !dotgit)
+	if (w->nrules && !t->mark && (dirlen > w->rootlen || !dotgit))
 		pwalk_match(t, len, dirlen, name, type);
-	return !dotgit;
+	for (size_t i = 0; i < w->nglobs && !t->pl->failed; i++)
+		glob_visit(t, w->globs[i], w->lasts[i], len, name);
+	if (dotgit)
+		t->mark = 1;
+	return w->nglobs || !dotgit;
 }
 
-/* A directory below a writable root the walk cannot read, which the sandbox could: read-only
+/* A directory below a writable root the walk cannot read, which the sandbox could: each glob
+ * that denies or makes read-only holds for it whole, and with protected names it is read-only
  * whole, so no protected name can be made or changed in it. */
 static void pwalk_cover(struct tree_walk *t, size_t len)
 {
-	if (walk_mountable(t, len))
-		add_ent(t->pl, t->buf, ZSP_ACCESS_READ, false, false, t->r);
+	struct pwalk *w = t->ctx;
+	if (!walk_mountable(t, len))
+		return;
+	for (size_t i = 0; i < w->nglobs && !t->pl->failed; i++)
+		if (w->globs[i]->access != ZSP_ACCESS_WRITE)
+			add_ent(t->pl, t->buf, w->globs[i]->access, false, false, w->globs[i]);
+	if (w->nrules && !t->mark && !t->pl->failed)
+		add_ent(t->pl, t->buf, ZSP_ACCESS_READ, false, false, NULL);
 }
 
-static void protect_below(plan *pl, const zsp_ir_fs_rule *root)
+static void walk_root(plan *pl, const zsp_ir_fs_rule *root)
 {
-	const probe *pr = probe_path(pl, root->path);
-	if (!pr || pr->err || !S_ISDIR(pr->mode) || shared_dir(pl, root->path))
-		return;
 	const zsp_ir_fs_rule **rules = zsp_arena_calloc(pl->a, pl->p->nfs + 1, sizeof(*rules));
 	if (!rules) {
 		nomem(pl);
 		return;
 	}
-	struct pwalk w = { strlen(root->path), rules, 0 };
-	for (size_t i = 0; i < pl->p->nfs; i++)
-		if (pl->p->fs[i].protect && pl->p->fs[i].root && strcmp(pl->p->fs[i].root, root->path) == 0)
-			rules[w.nrules++] = &pl->p->fs[i];
-	if (!w.nrules)
+	struct pwalk w = { strlen(root->path), rules, 0, pl->root_globs, pl->root_lasts, pl->nroot_globs };
+	const probe *pr = probe_path(pl, root->path);
+	if (pr && !pr->err && S_ISDIR(pr->mode) && !shared_dir(pl, root->path))
+		for (size_t i = 0; i < pl->p->nfs; i++)
+			if (pl->p->fs[i].protect && pl->p->fs[i].root && strcmp(pl->p->fs[i].root, root->path) == 0)
+				rules[w.nrules++] = &pl->p->fs[i];
+	if (!w.nrules && !w.nglobs)
 		return;
-	struct tree_walk t = { .pl = pl, .max = pl->o->walk_max ? pl->o->walk_max : SIZE_MAX, .r = root,
-			       .visit = pwalk_visit, .cover = pwalk_cover, .ctx = &w };
+	qsort(rules, w.nrules, sizeof(*rules), pwalk_rule_cmp);
+	struct tree_walk t = { .pl = pl, .max = pl->o->walk_max ? pl->o->walk_max : SIZE_MAX,
+			       .r = w.nglobs ? w.globs[0] : root, .visit = pwalk_visit, .cover = pwalk_cover,
+			       .ctx = &w };
 	walk_tree(&t, root->path);
-	if (t.over)
+	if (t.over && w.nglobs) {
+		zsp_diag_error(pl->d, w.globs[0]->loc, "`%s` would need more than %zu entries of `%s` to be "
+			       "walked to find its matches", w.globs[0]->path, t.max, root->path);
+		zsp_diag_hint(pl->d, "narrow the glob to a directory (e.g. \"${WORKSPACE}/config/**/.env\")");
+		pl->failed = true;
+	} else if (t.over) {
 		zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, root->loc,
 				 "`%s` has more than %zu entries: protected names below its top are not made "
 				 "read-only, only checked after the run (doc/host-later.md)", root->path, t.max);
+	}
 }
 
 /* Path order: '/' sorts before every other byte, so a directory comes right before its subtree. */
@@ -1390,12 +1460,24 @@ static void expand_glob(plan *pl, const zsp_ir_fs_rule *r, bool *over_writable)
 		if (r->access == ZSP_ACCESS_DENY &&
 		    (zsp_path_is_prefix(w->path, lit) || zsp_path_is_prefix(lit, w->path)))
 			*over_writable = true;
-		if (whole || !zsp_path_is_prefix(lit, w->path))
-			continue;
-		walk_tree(&t, w->path);
 	}
-	if (whole && !pl->failed)
+	if (!whole) {
+		/* looked for by the one walk of each writable root (walk_root) */
+		size_t cap = pl->rootglobcap;
+		const zsp_ir_fs_rule **rs = zsp_arena_grow(pl->a, pl->root_globs, pl->nroot_globs, &pl->rootglobcap,
+							   sizeof(*rs));
+		const char **ls = rs ? zsp_arena_grow(pl->a, pl->root_lasts, pl->nroot_globs, &cap, sizeof(*ls)) : NULL;
+		if (!ls) {
+			nomem(pl);
+			return;
+		}
+		pl->root_globs = rs;
+		pl->root_lasts = ls;
+		rs[pl->nroot_globs] = r;
+		ls[pl->nroot_globs++] = g.last;
+	} else if (!pl->failed) {
 		walk_tree(&t, lit);
+	}
 	if (t.over) {
 		zsp_diag_error(pl->d, r->loc, "`%s` would need more than %zu entries to be walked to find its matches",
 			       r->path, t.max);
@@ -2136,7 +2218,7 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
 		if (p->fs[i].access == ZSP_ACCESS_WRITE && !p->fs[i].glob && !p->fs[i].protect &&
 		    !p->fs[i].cache && !is_private_tmp(&pl, p->fs[i].path))
-			protect_below(&pl, &p->fs[i]);
+			walk_root(&pl, &p->fs[i]);
 	/* WSL2 interop sockets (Windows programs started from Linux): hidden whatever the policy
 	 * says; /run/WSL exists only on WSL */
 	struct stat wsl;
