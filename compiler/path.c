@@ -197,18 +197,27 @@ bool zsp_glob_has_meta(const char *pattern)
 	return has_meta_n(pattern, strlen(pattern));
 }
 
-char *zsp_path_unescape(zsp_arena *a, const char *pattern)
+bool zsp_path_unescape_buf(const char *pattern, char *out, size_t size)
 {
-	char *out = zsp_arena_strdup(a, pattern);
-	if (!out)
-		return NULL;
-	char *w = out;
+	size_t k = 0;
 	for (const char *c = pattern; *c; c++) {
 		if (*c == '\\' && c[1])
 			c++;
-		*w++ = *c;
+		if (k + 1 >= size)
+			return false;
+		out[k++] = *c;
 	}
-	*w = 0;
+	if (size)
+		out[k] = 0;
+	return size > 0;
+}
+
+char *zsp_path_unescape(zsp_arena *a, const char *pattern)
+{
+	size_t n = strlen(pattern) + 1;
+	char *out = zsp_arena_alloc(a, n);
+	if (out)
+		zsp_path_unescape_buf(pattern, out, n);
 	return out;
 }
 

@@ -1,0 +1,52 @@
+#!/bin/sh
+# walk-bench.sh: the launch curve. zsp-run -- /bin/true under the built-in policy (or POLICY) in
+# generated workspaces of about 0 (small), 10,000, 100,000 and, with BIG=1, 1,000,000 files
+# (100 empty files per directory, one .env per thousand files), measured in one run with
+# hyperfine, each as a ratio to the small workspace (the issue's targets: 100k <= 1.3x,
+# 1M <= 2x). Everything, the check after the run included, is in the time.
+# Usage: bench/walk-bench.sh [POLICY]   (env: ZSP_RUN, RUNS, BIG; run from the build dir)
+set -eu
+ZSP_RUN=${ZSP_RUN:-./zsp-run}
+RUNS=${RUNS:-20}
+policy=${1:-$(dirname "$0")/../examples/workspace.zsp}
+die() { echo "walk-bench: $*" >&2; exit 1; }
+command -v hyperfine >/dev/null 2>&1 || die "needs hyperfine (apt-get install hyperfine)"
+[ -x "$ZSP_RUN" ] || die "build zsp-run first (or set ZSP_RUN)"
+ZSP_RUN=$(cd "$(dirname "$ZSP_RUN")" && pwd)/$(basename "$ZSP_RUN")
+policy=$(cd "$(dirname "$policy")" && pwd)/$(basename "$policy")
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zsp-walk.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+mkdir -p "$tmp/home" "$tmp/tmp"
+export TMPDIR="$tmp/tmp" XDG_STATE_HOME="$tmp/state"
+
+# tree DIR FILES: a workspace of FILES empty files, 100 a directory, 10 directories a level
+tree() {
+	mkdir -p "$1"
+	i=0
+	while [ "$i" -lt "$(($2 / 100))" ]; do
+		d=$1/a$((i / 100))/b$((i / 10 % 10))/c$i
+		mkdir -p "$d"
+		(cd "$d" && seq -f f%g 1 100 | xargs touch)
+		[ $((i % 10)) -ne 0 ] || echo SECRET >"$d/.env"
+		i=$((i + 1))
+	done
+}
+sizes="0 10000 100000"
+[ "${BIG:-0}" = 0 ] || sizes="$sizes 1000000"
+set --
+for n in $sizes; do
+	tree "$tmp/ws$n" "$n"
+	(cd "$tmp/ws$n" && "$ZSP_RUN" -Wno-unenforced -D HOME="$tmp/home" -p "$policy" -- /bin/true) ||
+		die "zsp-run cannot run /bin/true in a workspace of $n files: run it by hand to see why"
+	set -- "$@" "cd $tmp/ws$n && $ZSP_RUN -Wno-unenforced -D HOME=$tmp/home -p $policy -- /bin/true"
+done
+hyperfine --style basic --warmup 2 --runs "$RUNS" --export-json "$tmp/h.json" "$@" >/dev/null 2>&1 ||
+	die "hyperfine failed: run it by hand to see why: hyperfine '$1'"
+awk -v sizes="$sizes" '
+	/"median":/ { gsub(/[",]/, "", $2); m[++n] = $2 * 1000 }
+	END {
+		split(sizes, sz, " ")
+		for (i = 1; i <= n; i++)
+			printf "%8d files  median %8.2f ms  %5.2fx the small workspace\n", sz[i], m[i], m[i] / m[1]
+	}' "$tmp/h.json"
