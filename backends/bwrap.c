@@ -1109,25 +1109,20 @@ static void walk_fd(struct tree_walk *t, int dfd, size_t len)
 		close(dfd);
 		return;
 	}
-	/* a protected directory read here need not be read again to see whether it is empty */
-	probe *pr = len < PATH_MAX ? probe_known(t->pl, len ? t->buf : "/") : NULL;
-	if (pr && (pr->err || !S_ISDIR(pr->mode)))
-		pr = NULL;
-	if (pr)
-		pr->listed = LISTED_EMPTY;
+	bool any = false, whole = false;
 	for (;;) {
 		errno = 0;
 		struct dirent *de = readdir(dir);
 		if (!de) {
 			if (errno)
 				walk_refuse(t, len, strerror(errno));
+			whole = !errno;
 			break;
 		}
 		const char *name = de->d_name;
 		if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
 			continue;
-		if (pr)
-			pr->listed = LISTED_FULL;
+		any = true;
 		if (++t->seen > t->max) {
 			t->over = true;
 			break;
@@ -1167,6 +1162,11 @@ static void walk_fd(struct tree_walk *t, int dfd, size_t len)
 	}
 	t->buf[len] = 0;
 	closedir(dir);
+	/* a protected directory read whole here need not be read again to see whether it is empty
+	 * (looked up now: the probes may have moved while the entries were visited) */
+	probe *pr = whole && len < PATH_MAX ? probe_known(t->pl, len ? t->buf : "/") : NULL;
+	if (pr && !pr->err && S_ISDIR(pr->mode))
+		pr->listed = any ? LISTED_FULL : LISTED_EMPTY;
 }
 
 /* Walks the tree at root ("/" or a path); false when the walk failed (reported). */
