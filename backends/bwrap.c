@@ -19,7 +19,6 @@
 #include "compiler/path.h"
 #include "compiler/textesc.h"
 
-#define WALK_MAX_DEPTH 64
 #define MAX_LINKS 40
 
 enum host_kind { H_MISSING, H_DIR, H_OTHER, H_IMPOSSIBLE /* a parent is not a directory */ };
@@ -44,6 +43,9 @@ typedef struct ent {
 	bool tmp;                   /* the private /tmp: the sandbox's own directory is bound here */
 	bool in_tmp;                /* emission: its nearest mounted ancestor is the private /tmp */
 	bool skipped;               /* ... and it is not mounted (the host's object is not there) */
+	bool rebuild;               /* a directory the sandbox only reads that holds a missing literal
+				     * deny: a tmpfs with its entries at launch bound back */
+	const zsp_ir_fs_rule *rebuild_for; /* ... the deny's rule */
 } ent;
 
 /* What lstat and readlink said about one path during this build. Every rule path is resolved
@@ -61,7 +63,7 @@ typedef struct probe {
 	uid_t uid;
 	const char *target;         /* a symlink's target once read */
 	int link_err;               /* readlink's errno when it failed */
-	enum { LISTED_NOT, LISTED_EMPTY, LISTED_FULL } listed; /* a directory a glob walk read */
+	enum { LISTED_NOT, LISTED_EMPTY, LISTED_FULL } listed; /* a directory a walk read */
 } probe;
 
 typedef struct plan {
@@ -86,6 +88,11 @@ typedef struct plan {
 	const char *tmp;            /* the canonical /tmp when it is the sandbox's own, else NULL */
 	const char *moved_said;     /* the last cache said to be moved by the sandbox's environment */
 	size_t nmissing;            /* protected names the sandbox could create (not mounted) */
+	char **rebuilt;             /* directories rebuilt (remounted read-only after every mount) */
+	const zsp_ir_fs_rule **root_globs; /* globs looked for under the writable roots (walk_root) */
+	const char **root_lasts;    /* ... their literal last components, or NULL */
+	size_t nroot_globs, rootglobcap;
+	size_t nrebuilt, rebuiltcap;
 	const zsp_ir_fs_rule *missing_rule;
 	const char *missing_names[3];
 	size_t nnames_shown;
@@ -1003,22 +1010,264 @@ static void layer_gitdirs(plan *pl)
 	pl->n = k;
 }
 
+/* ---- walking a tree: by descriptor, at any depth and any path length ----
+ * Both walks of a launch (the glob rules' matches, the protected names below the writable
+ * roots) go through tree_walk: each directory is opened with openat from its parent's
+ * descriptor (so neither depth nor a path over PATH_MAX stops it), an entry's type comes from
+ * getdents (a file is never stat'ed unless the file system does not say), and nothing is passed
+ * over in silence: what cannot be walked is covered whole, or the launch is refused with the
+ * reason (doc/linux.md "Globs"). */
+struct tree_walk {
+	plan *pl;
+	char *buf;                  /* the path being visited, NUL-terminated (grows) */
+	size_t cap;
+	size_t seen, max;
+	bool over;                  /* more than max entries */
+	bool as_root;               /* walking as uid 0 (root_closed) */
+	size_t mark;                /* the visitor's, for a subtree: restored after each descent */
+	const zsp_ir_fs_rule *r;    /* the rule the walk is for, for its messages */
+	/* an entry (path t->buf, len bytes; its directory's len is dirlen): true to go below it */
+	bool (*visit)(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type);
+	/* a directory that the sandbox could read but the walk cannot (len bytes of t->buf) */
+	void (*cover)(struct tree_walk *t, size_t len);
+	void *ctx;
+};
+
+static void walk_refuse(struct tree_walk *t, size_t len, const char *why)
+{
+	t->buf[len] = 0;
+	zsp_diag_error(t->pl->d, t->r->loc, "cannot walk `%s` for `%s`: %s, so its matches cannot all be "
+		       "masked and the sandbox is not started", t->buf[0] ? t->buf : "/", t->r->path, why);
+	t->pl->failed = true;
+}
+
+/* Room in t->buf for need bytes. */
+static bool walk_room(struct tree_walk *t, size_t need)
+{
+	if (need <= t->cap)
+		return true;
+	size_t cap = t->cap ? t->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	char *nb = realloc(t->buf, cap);
+	if (!nb) {
+		nomem(t->pl);
+		return false;
+	}
+	t->buf = nb;
+	t->cap = cap;
+	return true;
+}
+
+/* A directory the walk cannot open (errno err), named name in dfd, path len bytes of t->buf.
+ * The sandbox runs as the same user without capabilities: if the user owns the directory, the
+ * sandbox can chmod it and read it; if it may search it, it can open a name it guesses. Either
+ * way what the walk did not see is covered by the directory whole. One the user neither owns nor
+ * may search is as closed to the sandbox as to the walk (and stays so: only its owner or root
+ * outside can change its mode). Gone since it was listed: nothing to cover. */
+static void walk_unreadable(struct tree_walk *t, int dfd, const char *name, size_t len, int err)
+{
+	char why[128];
+	if (err == ENOENT)
+		return;
+	if (err == EACCES) {
+		struct stat st;
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT)
+				return;
+			err = errno;
+		} else {
+			if (st.st_uid != geteuid() && faccessat(dfd, name, X_OK, AT_EACCESS) != 0)
+				return;
+			t->cover(t, len);
+			return;
+		}
+	}
+	snprintf(why, sizeof(why), "%s", strerror(err));
+	walk_refuse(t, len, why);
+}
+
+/* A walk as root reads every directory; the sandbox's root, without capabilities, enters only
+ * what the mode lets it (the owner's bits if it owns the directory, else the group's or the
+ * others'), and bwrap cannot reach a mount point below either. A directory it can neither enter
+ * nor chmod (another user's) is as closed to it as an unreadable one to a walk without
+ * privilege: not entered. */
+static bool root_closed(const struct tree_walk *t, int dfd, const char *name)
+{
+	struct stat st;
+	if (!t->as_root || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid == 0)
+		return false;
+	mode_t x = st.st_gid == getegid() ? S_IXGRP : S_IXOTH;
+	return !(st.st_mode & x);
+}
+
+static void walk_fd(struct tree_walk *t, int dfd, size_t len)
+{
+	DIR *dir = fdopendir(dfd);
+	if (!dir) {
+		walk_refuse(t, len, strerror(errno));
+		close(dfd);
+		return;
+	}
+	bool any = false, whole = false;
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(dir);
+		if (!de) {
+			if (errno)
+				walk_refuse(t, len, strerror(errno));
+			whole = !errno;
+			break;
+		}
+		const char *name = de->d_name;
+		if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
+			continue;
+		any = true;
+		if (++t->seen > t->max) {
+			t->over = true;
+			break;
+		}
+		size_t nl = strlen(name), end = len + 1 + nl;
+		if (!walk_room(t, end + 1))
+			break;
+		t->buf[len] = '/';
+		memcpy(t->buf + len + 1, name, nl + 1);
+		unsigned char type = de->d_type;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+				if (errno == ENOENT)
+					continue;
+				walk_refuse(t, end, strerror(errno));
+				break;
+			}
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		size_t mark = t->mark;
+		bool down = t->visit(t, end, len, name, type);
+		if (t->pl->failed)
+			break;
+		if (down && type == DT_DIR && !root_closed(t, dirfd(dir), name)) {
+			int cfd = openat(dirfd(dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (cfd >= 0)
+				walk_fd(t, cfd, end);
+			else if (errno == EMFILE || errno == ENFILE)
+				walk_refuse(t, end, "more directories deep than descriptors can be open (ulimit -n)");
+			else if (errno != ELOOP && errno != ENOTDIR)   /* no longer a directory: seen as it was */
+				walk_unreadable(t, dirfd(dir), name, end, errno);
+			if (t->pl->failed || t->over)
+				break;
+		}
+		t->mark = mark;
+	}
+	t->buf[len] = 0;
+	closedir(dir);
+	/* a protected directory read whole here need not be read again to see whether it is empty
+	 * (looked up now: the probes may have moved while the entries were visited) */
+	probe *pr = whole && len < PATH_MAX ? probe_known(t->pl, len ? t->buf : "/") : NULL;
+	if (pr && !pr->err && S_ISDIR(pr->mode))
+		pr->listed = any ? LISTED_FULL : LISTED_EMPTY;
+}
+
+/* Walks the tree at root ("/" or a path); false when the walk failed (reported). */
+static bool walk_tree(struct tree_walk *t, const char *root)
+{
+	bool top = strcmp(root, "/") == 0;
+	size_t len = top ? 0 : strlen(root);
+	if (!walk_room(t, len + 1))
+		return false;
+	memcpy(t->buf, root, len);
+	t->buf[len] = 0;
+	t->as_root = geteuid() == 0;
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		walk_fd(t, fd, len);
+	} else if (errno != ENOENT && errno != ENOTDIR) {
+		int err = errno;
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof(parent), "%s", root);
+		char *slash = strrchr(parent, '/');
+		if (slash && slash != parent)
+			*slash = 0;
+		else if (slash)
+			slash[1] = 0;
+		int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_PATH | O_CLOEXEC);
+		if (pfd >= 0) {
+			walk_unreadable(t, pfd, strrchr(root, '/') ? strrchr(root, '/') + 1 : root, len, err);
+			close(pfd);
+		} else {
+			walk_refuse(t, len, strerror(err));
+		}
+	}
+	free(t->buf);
+	t->buf = NULL;
+	t->cap = 0;
+	return !t->pl->failed;
+}
+
+/* A match a mount must hold: bwrap names mount points by path, and one of PATH_MAX bytes or more
+ * cannot be named. Such a match is refused, not skipped. */
+static bool walk_mountable(struct tree_walk *t, size_t len)
+{
+	if (len < PATH_MAX)
+		return true;
+	char why[160];
+	snprintf(why, sizeof(why), "a match %zu bytes long lies there, and a mount point must be under "
+		 "%d bytes (PATH_MAX)", len, PATH_MAX);
+	walk_refuse(t, len, why);
+	zsp_diag_hint(t->pl->d, "move it higher up the tree, or remove it");
+	return false;
+}
+
 /* Protected names below the top of a writable root (sub/.claude/settings.json, a nested
  * repository's .git/config): read-only where they exist at launch, found by one walk of the root.
  * What the command creates there is the check after the run's (doc/host-later.md). */
 struct pwalk {
-	plan *pl;
 	size_t rootlen;
-	const zsp_ir_fs_rule **rules;  /* the protect rules of this root */
+	const zsp_ir_fs_rule **rules;  /* the protect rules of this root, by the name an entry must
+					* have for each (pwalk_key) */
 	size_t nrules;
-	size_t seen, max;
-	bool over;
+	const zsp_ir_fs_rule *const *globs; /* the glob rules looked for under every writable root */
+	const char *const *lasts;      /* ... each one's last component when it is literal, or NULL */
+	size_t nglobs;
 };
 
-static void pwalk_match(struct pwalk *w, char *buf, size_t len, size_t dirlen, const char *name,
-			unsigned char type)
+/* The name an entry must have for r to match it: ".git" for a repository's names (a nested
+ * repository), else the last component of the protected name. */
+static const char *pwalk_key(const zsp_ir_fs_rule *r)
 {
-	for (size_t i = 0; i < w->nrules && !w->pl->failed; i++) {
+	const char *n = r->protect;
+	if (strncmp(n, ".git", 4) == 0 && (n[4] == 0 || n[4] == '/'))
+		return ".git";
+	const char *last = strrchr(n, '/');
+	return last ? last + 1 : n;
+}
+
+static int pwalk_rule_cmp(const void *x, const void *y)
+{
+	return strcmp(pwalk_key(*(const zsp_ir_fs_rule *const *)x), pwalk_key(*(const zsp_ir_fs_rule *const *)y));
+}
+
+static int pwalk_name_cmp(const void *key, const void *elt)
+{
+	return strcmp(key, pwalk_key(*(const zsp_ir_fs_rule *const *)elt));
+}
+
+static void pwalk_match(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type)
+{
+	struct pwalk *w = t->ctx;
+	plan *pl = t->pl;
+	const char *buf = t->buf;
+	/* the rules whose key is name: a binary search rejects nearly every entry */
+	const zsp_ir_fs_rule **hit = bsearch(name, w->rules, w->nrules, sizeof(*w->rules), pwalk_name_cmp);
+	if (!hit)
+		return;
+	size_t from = (size_t)(hit - w->rules), to = from + 1;
+	while (from > 0 && strcmp(pwalk_key(w->rules[from - 1]), name) == 0)
+		from--;
+	while (to < w->nrules && strcmp(pwalk_key(w->rules[to]), name) == 0)
+		to++;
+	for (size_t i = from; i < to && !pl->failed; i++) {
 		const zsp_ir_fs_rule *r = w->rules[i];
 		const char *n = r->protect;
 		size_t nl = strlen(n);
@@ -1026,15 +1275,17 @@ static void pwalk_match(struct pwalk *w, char *buf, size_t len, size_t dirlen, c
 			/* a nested repository: what the top's gets */
 			if (strcmp(name, ".git") != 0 || (type != DT_DIR && type != DT_REG && type != DT_UNKNOWN))
 				continue;
-			zsp_ir_fs_rule *nr = zsp_arena_alloc(w->pl->a, sizeof(*nr));
-			char *root = nr ? zsp_arena_strndup(w->pl->a, buf, dirlen) : NULL;
+			if (!walk_mountable(t, len))
+				return;
+			zsp_ir_fs_rule *nr = zsp_arena_alloc(pl->a, sizeof(*nr));
+			char *root = nr ? zsp_arena_strndup(pl->a, buf, dirlen) : NULL;
 			if (!root) {
-				nomem(w->pl);
+				nomem(pl);
 				return;
 			}
 			*nr = *r;
 			nr->root = root;
-			protect_repo(w->pl, nr);
+			protect_repo(pl, nr);
 			continue;
 		}
 		/* buf ends in "/NAME", and NAME starts below the root's top; the last component first,
@@ -1045,88 +1296,86 @@ static void pwalk_match(struct pwalk *w, char *buf, size_t len, size_t dirlen, c
 		if (nl + 1 > len || len - nl - 1 <= w->rootlen || buf[len - nl - 1] != '/' ||
 		    memcmp(buf + len - nl, n, nl) != 0)
 			continue;
-		char *start = zsp_arena_strndup(w->pl->a, buf, len - nl - 1);
+		if (!walk_mountable(t, len))
+			return;
+		char *start = zsp_arena_strndup(pl->a, buf, len - nl - 1);
 		if (!start) {
-			nomem(w->pl);
+			nomem(pl);
 			return;
 		}
-		if (!protect_through_link(w->pl, start, n, r))
-			add_ent(w->pl, buf, ZSP_ACCESS_READ, true, false, r);
+		if (!protect_through_link(pl, start, n, r))
+			add_ent(pl, buf, ZSP_ACCESS_READ, true, false, r);
 	}
 }
 
-/* The next entry of dir (not . or ..), its path written after the len bytes of buf and its type
- * (lstat'ed when readdir does not say). NULL at the end. A path over PATH_MAX is passed over. */
-static const char *next_child(DIR *dir, char *buf, size_t len, size_t *end, unsigned char *type)
+static void glob_visit(struct tree_walk *t, const zsp_ir_fs_rule *r, const char *last, size_t len,
+		       const char *name)
 {
-	struct dirent *de;
-	while ((de = readdir(dir))) {
-		size_t nl = strlen(de->d_name);
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || len + 1 + nl + 1 > PATH_MAX)
-			continue;
-		buf[len] = '/';
-		memcpy(buf + len + 1, de->d_name, nl + 1);
-		*end = len + 1 + nl;
-		*type = de->d_type;
-		if (*type == DT_UNKNOWN) {
-			struct stat st;
-			*type = lstat(buf, &st) != 0 ? DT_UNKNOWN : S_ISDIR(st.st_mode) ? DT_DIR
-							  : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
-		}
-		return de->d_name;
-	}
-	return NULL;
+	/* a literal last component must equal the name: most entries stop here */
+	if ((!last || strcmp(last, name) == 0) && zsp_glob_match(r->path, t->buf) && walk_mountable(t, len))
+		add_ent(t->pl, t->buf, r->access, false, false, r);
 }
 
-static void pwalk_dir(struct pwalk *w, char *buf, size_t len, int depth)
+/* One walk of a writable root serves its protected names and the globs looked for under the
+ * writable roots. t->mark: inside a .git, where protected names are protect_repo's business. */
+static bool pwalk_visit(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type)
 {
-	if (depth > WALK_MAX_DEPTH || w->over)
-		return;
-	DIR *dir = opendir(buf);
-	if (!dir)
-		return;
-	const char *name;
-	size_t end;
-	unsigned char type;
-	while (!w->pl->failed && (name = next_child(dir, buf, len, &end, &type))) {
-		if (++w->seen > w->max) {
-			w->over = true;
-			break;
-		}
-		if (depth > 0 || strcmp(name, ".git") != 0)
-			pwalk_match(w, buf, end, len, name, type);
-		if (type == DT_DIR && strcmp(name, ".git") != 0)
-			pwalk_dir(w, buf, end, depth + 1);
-		buf[len] = 0;
-	}
-	buf[len] = 0;
-	closedir(dir);
+	struct pwalk *w = t->ctx;
+	bool dotgit = strcmp(name, ".git") == 0;
+	if (w->nrules && !t->mark && (dirlen > w->rootlen || !dotgit))
+		pwalk_match(t, len, dirlen, name, type);
+	for (size_t i = 0; i < w->nglobs && !t->pl->failed; i++)
+		glob_visit(t, w->globs[i], w->lasts[i], len, name);
+	if (dotgit)
+		t->mark = 1;
+	return w->nglobs || !dotgit;
 }
 
-static void protect_below(plan *pl, const zsp_ir_fs_rule *root)
+/* A directory below a writable root the walk cannot read, which the sandbox could: each glob
+ * that denies or makes read-only holds for it whole, and with protected names it is read-only
+ * whole, so no protected name can be made or changed in it. */
+static void pwalk_cover(struct tree_walk *t, size_t len)
 {
-	const probe *pr = probe_path(pl, root->path);
-	if (!pr || pr->err || !S_ISDIR(pr->mode) || shared_dir(pl, root->path))
+	struct pwalk *w = t->ctx;
+	if (!walk_mountable(t, len))
 		return;
+	for (size_t i = 0; i < w->nglobs && !t->pl->failed; i++)
+		if (w->globs[i]->access != ZSP_ACCESS_WRITE)
+			add_ent(t->pl, t->buf, w->globs[i]->access, false, false, w->globs[i]);
+	if (w->nrules && !t->mark && !t->pl->failed)
+		add_ent(t->pl, t->buf, ZSP_ACCESS_READ, false, false, NULL);
+}
+
+static void walk_root(plan *pl, const zsp_ir_fs_rule *root)
+{
 	const zsp_ir_fs_rule **rules = zsp_arena_calloc(pl->a, pl->p->nfs + 1, sizeof(*rules));
 	if (!rules) {
 		nomem(pl);
 		return;
 	}
-	struct pwalk w = { pl, strlen(root->path), rules, 0, 0,
-			   pl->o->walk_max ? pl->o->walk_max : SIZE_MAX, false };
-	for (size_t i = 0; i < pl->p->nfs; i++)
-		if (pl->p->fs[i].protect && pl->p->fs[i].root && strcmp(pl->p->fs[i].root, root->path) == 0)
-			rules[w.nrules++] = &pl->p->fs[i];
-	if (!w.nrules)
+	struct pwalk w = { strlen(root->path), rules, 0, pl->root_globs, pl->root_lasts, pl->nroot_globs };
+	const probe *pr = probe_path(pl, root->path);
+	if (pr && !pr->err && S_ISDIR(pr->mode) && !shared_dir(pl, root->path))
+		for (size_t i = 0; i < pl->p->nfs; i++)
+			if (pl->p->fs[i].protect && pl->p->fs[i].root && strcmp(pl->p->fs[i].root, root->path) == 0)
+				rules[w.nrules++] = &pl->p->fs[i];
+	if (!w.nrules && !w.nglobs)
 		return;
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%s", strcmp(root->path, "/") == 0 ? "" : root->path);
-	pwalk_dir(&w, buf, strlen(buf), 0);
-	if (w.over)
+	qsort(rules, w.nrules, sizeof(*rules), pwalk_rule_cmp);
+	struct tree_walk t = { .pl = pl, .max = pl->o->walk_max ? pl->o->walk_max : SIZE_MAX,
+			       .r = w.nglobs ? w.globs[0] : root, .visit = pwalk_visit, .cover = pwalk_cover,
+			       .ctx = &w };
+	walk_tree(&t, root->path);
+	if (t.over && w.nglobs) {
+		zsp_diag_error(pl->d, w.globs[0]->loc, "`%s` would need more than %zu entries of `%s` to be "
+			       "walked to find its matches", w.globs[0]->path, t.max, root->path);
+		zsp_diag_hint(pl->d, "narrow the glob to a directory (e.g. \"${WORKSPACE}/config/**/.env\")");
+		pl->failed = true;
+	} else if (t.over) {
 		zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, root->loc,
 				 "`%s` has more than %zu entries: protected names below its top are not made "
-				 "read-only, only checked after the run (doc/host-later.md)", root->path, w.max);
+				 "read-only, only checked after the run (doc/host-later.md)", root->path, t.max);
+	}
 }
 
 /* Path order: '/' sorts before every other byte, so a directory comes right before its subtree. */
@@ -1141,7 +1390,7 @@ static int path_cmp(const void *x, const void *y)
 	return ca - cb;
 }
 
-/* The literal directories before a glob's first component with a metacharacter. */
+/* The literal directories before a glob's first component with a metacharacter, unescaped. */
 static char *glob_literal_prefix(plan *pl, const char *pattern)
 {
 	char *s = zsp_arena_strdup(pl->a, pattern);
@@ -1153,7 +1402,7 @@ static char *glob_literal_prefix(plan *pl, const char *pattern)
 		size_t len = slash ? (size_t)(slash - c) : strlen(c);
 		char save = c[len];
 		c[len] = 0;
-		bool meta = zsp_glob_has_meta(c) || strchr(c, '\\');
+		bool meta = zsp_glob_has_meta(c);
 		c[len] = save;
 		if (meta)
 			break;
@@ -1161,95 +1410,86 @@ static char *glob_literal_prefix(plan *pl, const char *pattern)
 		c += len;
 	}
 	*end = 0;
-	return s[0] ? s : zsp_arena_strdup(pl->a, "/");
+	return s[0] ? zsp_path_unescape(pl->a, s) : zsp_arena_strdup(pl->a, "/");
 }
 
-struct walk {
-	plan *pl;
-	const zsp_ir_fs_rule *r;
+struct gwalk {
 	const char *last;           /* the pattern's last component when it is literal, else NULL */
-	size_t seen, max;
-	bool over;
 };
 
-static void walk_dir(struct walk *w, char *buf, size_t len, int depth)
+static bool gwalk_visit(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type)
 {
-	if (depth > WALK_MAX_DEPTH || w->over)
-		return;
-	DIR *dir = opendir(buf[0] ? buf : "/");
-	if (!dir)
-		return;
-	/* a protected directory read here need not be read again to see whether it is empty */
-	probe *pr = probe_known(w->pl, buf[0] ? buf : "/");
-	if (pr && (pr->err || !S_ISDIR(pr->mode)))
-		pr = NULL;
-	if (pr)
-		pr->listed = LISTED_EMPTY;
-	const char *name;
-	size_t end;
-	unsigned char type;
-	while ((name = next_child(dir, buf, len, &end, &type))) {
-		if (pr)
-			pr->listed = LISTED_FULL;
-		if (++w->seen > w->max) {
-			w->over = true;
-			break;
-		}
-		/* a literal last component must equal the name: most entries stop here */
-		if ((!w->last || strcmp(w->last, name) == 0) && zsp_glob_match(w->r->path, buf))
-			add_ent(w->pl, buf, w->r->access, false, false, w->r);
-		if (type == DT_DIR)
-			walk_dir(w, buf, end, depth + 1);
-		buf[len] = 0;
-	}
-	buf[len] = 0;
-	closedir(dir);
+	(void)dirlen;
+	const struct gwalk *g = t->ctx;
+	plan *pl = t->pl;
+	/* a literal last component must equal the name: most entries stop here */
+	if ((!g->last || strcmp(g->last, name) == 0) && zsp_glob_match(t->r->path, t->buf) &&
+	    walk_mountable(t, len))
+		add_ent(pl, t->buf, t->r->access, false, false, t->r);
+	return true;
 }
 
-/* A glob rule applies to what exists when the sandbox starts: its matches under each writable
- * root inside the glob's literal prefix (or under that prefix, if a writable root holds it). */
-static void expand_glob(plan *pl, const zsp_ir_fs_rule *r)
+/* A directory the walk cannot read: a deny or read-only glob holds for it whole (a writable
+ * glob's matches in it stay as they are, which narrows access, never widens it). */
+static void gwalk_cover(struct tree_walk *t, size_t len)
+{
+	if (t->r->access != ZSP_ACCESS_WRITE && walk_mountable(t, len))
+		add_ent(t->pl, t->buf, t->r->access, false, false, t->r);
+}
+
+/* A glob rule applies to what exists when the sandbox starts. Its literal prefix is walked whole
+ * (every match, inside the writable roots or not) unless that prefix is `/`: then the writable
+ * roots are, and matches elsewhere are not masked (-Wunenforced says so). */
+static void expand_glob(plan *pl, const zsp_ir_fs_rule *r, bool *over_writable)
 {
 	const char *lit = glob_literal_prefix(pl, r->path);
 	if (!lit) {
 		nomem(pl);
 		return;
 	}
-	for (size_t i = 0; i < pl->p->nfs; i++) {
+	const char *last = strrchr(r->path, '/');
+	last = last ? last + 1 : r->path;
+	struct gwalk g = { zsp_glob_has_meta(last) ? NULL : zsp_path_unescape(pl->a, last) };
+	struct tree_walk t = { .pl = pl, .max = pl->o->walk_max ? pl->o->walk_max : SIZE_MAX, .r = r,
+			       .visit = gwalk_visit, .cover = gwalk_cover, .ctx = &g };
+	bool whole = strcmp(lit, "/") != 0 && !in_private_tmp(pl, lit);
+	for (size_t i = 0; i < pl->p->nfs && !pl->failed; i++) {
 		const zsp_ir_fs_rule *w = &pl->p->fs[i];
 		if (w->access != ZSP_ACCESS_WRITE || w->glob || w->cache || is_private_tmp(pl, w->path))
 			continue;
-		const char *root = NULL;
-		if (zsp_path_is_prefix(w->path, lit)) {
-			root = lit;
-		} else if (zsp_path_is_prefix(lit, w->path)) {
-			root = w->path;
-		}
-		if (!root)
-			continue;
-		char buf[PATH_MAX];
-		if (snprintf(buf, sizeof(buf), "%s", strcmp(root, "/") == 0 ? "" : root) >= (int)sizeof(buf))
-			continue;
-		const char *last = strrchr(r->path, '/');
-		last = last ? last + 1 : r->path;
-		if (zsp_glob_has_meta(last) || strchr(last, '\\'))
-			last = NULL;
-		struct walk wk = { pl, r, last, 0, pl->o->walk_max ? pl->o->walk_max : SIZE_MAX, false };
-		walk_dir(&wk, buf, strlen(buf), 0);
-		if (wk.over) {
-			zsp_diag_error(pl->d, r->loc,
-				       "`%s` would need more than %zu entries of `%s` to be walked to find its matches",
-				       r->path, wk.max, root);
-			zsp_diag_hint(pl->d, "narrow the glob to a directory (e.g. \"${WORKSPACE}/config/**/.env\")");
-			pl->failed = true;
+		if (r->access == ZSP_ACCESS_DENY &&
+		    (zsp_path_is_prefix(w->path, lit) || zsp_path_is_prefix(lit, w->path)))
+			*over_writable = true;
+	}
+	if (!whole) {
+		/* looked for by the one walk of each writable root (walk_root) */
+		size_t cap = pl->rootglobcap;
+		const zsp_ir_fs_rule **rs = zsp_arena_grow(pl->a, pl->root_globs, pl->nroot_globs, &pl->rootglobcap,
+							   sizeof(*rs));
+		const char **ls = rs ? zsp_arena_grow(pl->a, pl->root_lasts, pl->nroot_globs, &cap, sizeof(*ls)) : NULL;
+		if (!ls) {
+			nomem(pl);
 			return;
 		}
-		if (root == lit)
-			break;
+		pl->root_globs = rs;
+		pl->root_lasts = ls;
+		rs[pl->nroot_globs] = r;
+		ls[pl->nroot_globs++] = g.last;
+	} else if (!pl->failed) {
+		walk_tree(&t, lit);
 	}
-	zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, r->loc,
-			 "on Linux, `%s` applies only to what matches it under the writable roots when the sandbox starts: other matches, and new ones the command creates, are not covered",
-			 r->path);
+	if (t.over) {
+		zsp_diag_error(pl->d, r->loc, "`%s` would need more than %zu entries to be walked to find its matches",
+			       r->path, t.max);
+		zsp_diag_hint(pl->d, "narrow the glob to a directory (e.g. \"${WORKSPACE}/config/**/.env\")");
+		pl->failed = true;
+		return;
+	}
+	if (!whole)
+		zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, r->loc,
+				 "on Linux, `%s` is enforced under the writable roots only: its matches elsewhere "
+				 "are not masked (begin it with a directory, e.g. \"~/**/.env\", to have that walked)",
+				 r->path);
 }
 
 /* ---- the sandbox's own state: caches and the private /tmp (doc/linux.md "Caches") ---- */
@@ -1649,6 +1889,108 @@ static bool dir_empty(const plan *pl, const char *path)
 	return empty;
 }
 
+/* ---- literal denies that hold for files made later (doc/linux.md "Denies") ----
+ * A deny of a name that does not exist at launch, in a directory the sandbox may only read,
+ * mounts nothing: the sandbox cannot create it, but the host can (`gh auth login` writing
+ * ~/.config/gh/hosts.yml during the run), and the sandbox would read it. Such a directory in
+ * the home is rebuilt instead: a tmpfs with its entries at launch bound back (symbolic links
+ * made again, never followed), read-only after every mount, so a name made there later is not
+ * in the sandbox's view. A directory the sandbox may write gets a placeholder (emit_ent). */
+#define REBUILD_MAX 4096
+
+static void mark_rebuilds(plan *pl)
+{
+	const char *home = NULL;
+	for (size_t i = 0; i < pl->p->nparams; i++)
+		if (strcmp(pl->p->params[i].name, "HOME") == 0 && pl->p->params[i].value)
+			home = canonical_trusted(pl, pl->p->params[i].value);
+	if (!home)
+		return;
+	for (size_t i = 0; i < pl->n && !pl->failed; i++) {
+		const ent *e = &pl->ents[i];
+		if (e->access != ZSP_ACCESS_DENY || e->kind != H_MISSING || !e->rule || e->rule->glob ||
+		    creatable(pl, i))
+			continue;
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", e->missing_from ? e->missing_from : e->path);
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			continue;
+		*slash = 0;
+		const probe *pr = probe_path(pl, dir);
+		if (!pr || pr->err || !S_ISDIR(pr->mode) || !zsp_path_is_prefix(home, dir) ||
+		    access_at(pl, dir) != ZSP_ACCESS_READ || in_private_tmp(pl, dir))
+			continue;
+		char *c = zsp_arena_strdup(pl->a, dir);
+		ent *pe = c ? add_canonical(pl, c, H_DIR, NULL, ZSP_ACCESS_READ, false, false, false, NULL) : NULL;
+		if (!pe) {
+			nomem(pl);
+			return;
+		}
+		pe->rebuild = true;
+		if (!pe->rebuild_for)
+			pe->rebuild_for = pl->ents[i].rule;
+	}
+}
+
+/* Emits the tmpfs of a rebuilt directory and its entries; false when it has too many entries
+ * to bind back (said, and the directory is then mounted as usual). */
+static bool emit_rebuild(plan *pl, const ent *e)
+{
+	DIR *dir = opendir(e->path);
+	const probe *pr = probe_known(pl, e->path);
+	if (!dir || !pr) {
+		if (dir)
+			closedir(dir);
+		zsp_diag_error_noloc(pl->d, "cannot list %s to keep a deny in it: %s", e->path, strerror(errno));
+		pl->failed = true;
+		return true;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	errno = 0;
+	while ((de = readdir(dir)) && n <= REBUILD_MAX) {
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			push_str(pl, &names, &n, &cap, de->d_name);
+		errno = 0;
+	}
+	int err = errno;
+	closedir(dir);
+	if (err) {
+		zsp_diag_error_noloc(pl->d, "cannot list %s to keep a deny in it: %s", e->path, strerror(err));
+		pl->failed = true;
+		return true;
+	}
+	if (n > REBUILD_MAX) {
+		zsp_diag_warning(pl->d, ZSP_W_UNENFORCED, e->rebuild_for->loc,
+				 "%s has more than %d entries: `%s`, missing at launch, is readable if another "
+				 "process creates it during the run", e->path, REBUILD_MAX, e->rebuild_for->path);
+		return false;
+	}
+	char mode[8];
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)(pr->mode & 07777));
+	args(pl, "--perms", mode, NULL);
+	args(pl, "--tmpfs", e->path, NULL);
+	for (size_t k = 0; k < n && !pl->failed; k++) {
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof(path), "%s/%s", e->path, names[k]) >= (int)sizeof(path))
+			continue;   /* a name no path can reach: nothing to show */
+		probe *cp = probe_path(pl, path);
+		if (!cp || cp->err)
+			continue;   /* gone since it was listed */
+		if (S_ISLNK(cp->mode)) {
+			const char *target = probe_link(pl, cp);
+			if (target)
+				args(pl, "--symlink", target, path);
+			continue;
+		}
+		args(pl, "--ro-bind", path, path);
+	}
+	push_str(pl, &pl->rebuilt, &pl->nrebuilt, &pl->rebuiltcap, e->path);
+	return true;
+}
+
 static void emit_ent(plan *pl, size_t i)
 {
 	if (pl->ents[i].tmp) {
@@ -1665,6 +2007,8 @@ static void emit_ent(plan *pl, size_t i)
 		state_bind(pl, "--bind", e->state, e->path);
 		return;
 	}
+	if (e->rebuild && emit_rebuild(pl, e) && e->access == ZSP_ACCESS_READ)
+		return;
 	int pa = parent_access(pl, i);
 	bool can_create = e->kind == H_MISSING && creatable(pl, i);
 	if (e->kind == H_IMPOSSIBLE)
@@ -1809,11 +2153,38 @@ static bool unresolved(plan *pl, const char *s, zsp_loc loc)
 	return true;
 }
 
+/* The policy with its literal paths as the file system names them: a rule's path keeps the
+ * escapes of its pattern (`proj\[1]`), and looked up as written it names another file (the
+ * workspace then silently missing, and read-only). Globs keep their patterns. */
+static const zsp_ir_policy *fs_unescaped(zsp_arena *a, const zsp_ir_policy *p)
+{
+	zsp_ir_policy *c = zsp_arena_alloc(a, sizeof(*c));
+	zsp_ir_fs_rule *fs = p->nfs ? zsp_arena_calloc(a, p->nfs, sizeof(*fs)) : NULL;
+	if (!c || (p->nfs && !fs))
+		return NULL;
+	*c = *p;
+	c->fs = fs;
+	for (size_t i = 0; i < p->nfs; i++) {
+		fs[i] = p->fs[i];
+		if (fs[i].glob)
+			continue;
+		if (!(fs[i].path = zsp_path_unescape(a, p->fs[i].path)) ||
+		    (p->fs[i].root && !(fs[i].root = zsp_path_unescape(a, p->fs[i].root))) ||
+		    (p->fs[i].protect && !(fs[i].protect = zsp_path_unescape(a, p->fs[i].protect))))
+			return NULL;
+	}
+	return c;
+}
+
 int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_arena *a, zsp_diag *d,
 			 zsp_bwrap_plan *out)
 {
-	plan pl = { .p = p, .o = o, .a = a, .d = d };
 	memset(out, 0, sizeof(*out));
+	if (!(p = fs_unescaped(a, p))) {
+		zsp_diag_error_noloc(d, "out of memory");
+		return ZSP_EINTERNAL;
+	}
+	plan pl = { .p = p, .o = o, .a = a, .d = d };
 	private_tmp(&pl);
 	for (size_t i = 0; i < p->nfs; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];
@@ -1830,13 +2201,24 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		if (!pl.failed)
 			protect_repo(&pl, r);
 	}
-	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
+	const zsp_ir_fs_rule *glob_deny = NULL;
+	for (size_t i = 0; i < p->nfs && !pl.failed; i++) {
+		bool over_writable = false;
 		if (p->fs[i].glob)
-			expand_glob(&pl, &p->fs[i]);
+			expand_glob(&pl, &p->fs[i], &over_writable);
+		if (over_writable && !glob_deny)
+			glob_deny = &p->fs[i];
+	}
+	/* mounts hold what they cover at launch; a name made later by the command is its own */
+	if (glob_deny && !pl.failed)
+		zsp_diag_warning(pl.d, ZSP_W_UNENFORCED, glob_deny->loc,
+				 "on Linux, glob denies such as `%s` mask their matches when the sandbox starts: a "
+				 "match that another process creates in a writable root during the run is not masked "
+				 "(doc/linux.md \"Globs\")", glob_deny->path);
 	for (size_t i = 0; i < p->nfs && !pl.failed; i++)
 		if (p->fs[i].access == ZSP_ACCESS_WRITE && !p->fs[i].glob && !p->fs[i].protect &&
 		    !p->fs[i].cache && !is_private_tmp(&pl, p->fs[i].path))
-			protect_below(&pl, &p->fs[i]);
+			walk_root(&pl, &p->fs[i]);
 	/* WSL2 interop sockets (Windows programs started from Linux): hidden whatever the policy
 	 * says; /run/WSL exists only on WSL */
 	struct stat wsl;
@@ -1858,6 +2240,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		pin_ancestors(&pl);
 		layer_gitdirs(&pl);
 	}
+	if (!pl.failed)
+		mark_rebuilds(&pl);
 	if (pl.failed)
 		return plan_status(&pl);
 	if (pl.n)
@@ -1894,6 +2278,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		if (under(pl.ents[i].path, "/dev") && strcmp(pl.ents[i].path, "/dev") != 0)
 			emit_ent(&pl, i);
 
+	for (size_t i = 0; i < pl.nrebuilt; i++)
+		args(&pl, "--remount-ro", pl.rebuilt[i], NULL);
 	args(&pl, "--unshare-user", "--unshare-pid", "--unshare-ipc");
 	args(&pl, "--unshare-uts", "--unshare-cgroup-try", NULL);
 	if (p->net_mode != ZSP_NET_FULL)

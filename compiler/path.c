@@ -197,6 +197,30 @@ bool zsp_glob_has_meta(const char *pattern)
 	return has_meta_n(pattern, strlen(pattern));
 }
 
+bool zsp_path_unescape_buf(const char *pattern, char *out, size_t size)
+{
+	size_t k = 0;
+	for (const char *c = pattern; *c; c++) {
+		if (*c == '\\' && c[1])
+			c++;
+		if (k + 1 >= size)
+			return false;
+		out[k++] = *c;
+	}
+	if (size)
+		out[k] = 0;
+	return size > 0;
+}
+
+char *zsp_path_unescape(zsp_arena *a, const char *pattern)
+{
+	size_t n = strlen(pattern) + 1;
+	char *out = zsp_arena_alloc(a, n);
+	if (out)
+		zsp_path_unescape_buf(pattern, out, n);
+	return out;
+}
+
 bool zsp_glob_check(const char *p, zsp_path_error *err)
 {
 	size_t n = strlen(p), comp = 0;

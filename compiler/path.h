@@ -40,6 +40,12 @@ char *zsp_path_normalize(zsp_arena *a, const char *in, unsigned flags, zsp_path_
 
 /* true if the pattern has an unescaped glob metacharacter (* ? [). */
 bool zsp_glob_has_meta(const char *pattern);
+/* The file-system path a normalized pattern without metacharacters names: each `\X` becomes
+ * `X` (`proj\[1]` -> `proj[1]`). Only such a path may touch the file system. The arena's
+ * string, or NULL on allocation failure. */
+char *zsp_path_unescape(zsp_arena *a, const char *pattern);
+/* The same into out (size bytes); false when it does not fit. */
+bool zsp_path_unescape_buf(const char *pattern, char *out, size_t size);
 /* Validates glob syntax: `**` must be a whole component; `[...]` must be closed within its
  * component and non-empty (`[]`, `[!]` are errors; a literal `]` in a class is written `\]`),
  * `[!...]` negates (`[^...]` is an error), ranges `a-z` need lo <= hi (code points); `\` escapes

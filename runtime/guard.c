@@ -38,6 +38,8 @@ typedef struct guard {
 	seen_dir *seen;          /* git directories checked once */
 	size_t nseen, seencap;
 	char global_hooks[PATH_MAX]; /* core.hooksPath of the user's and the system's config */
+	const char **lasts;      /* the protected names' last components, sorted (interesting()) */
+	size_t nlasts;
 	bool oom;
 } guard;
 
@@ -572,16 +574,36 @@ static int entry_cmp(const void *a, const void *b)
 
 /* Could name matter? A directory to walk, a .git, or the last component of a protected name:
  * every other entry is passed over without a system call. */
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int name_cmp(const void *key, const void *elt)
+{
+	return strcmp(key, *(const char *const *)elt);
+}
+
+/* g->lasts, for a binary search per entry rather than a pass over every name */
+static void sort_lasts(guard *g)
+{
+	g->lasts = calloc(g->o->nnames + 1, sizeof(*g->lasts));
+	if (!g->lasts) {
+		g->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < g->o->nnames; i++) {
+		const char *n = g->o->names[i], *last = strrchr(n, '/');
+		g->lasts[g->nlasts++] = last ? last + 1 : n;
+	}
+	qsort(g->lasts, g->nlasts, sizeof(*g->lasts), str_cmp);
+}
+
 static bool interesting(const guard *g, const char *name, unsigned char type)
 {
 	if (type == DT_DIR || type == DT_UNKNOWN || strcmp(name, ".git") == 0)
 		return true;
-	for (size_t i = 0; i < g->o->nnames; i++) {
-		const char *n = g->o->names[i], *last = strrchr(n, '/');
-		if (strcmp(last ? last + 1 : n, name) == 0)
-			return true;
-	}
-	return false;
+	return bsearch(name, g->lasts, g->nlasts, sizeof(*g->lasts), name_cmp) != NULL;
 }
 
 /* The entries of one directory that matter (all of them in a protected tree), sorted: moves and
@@ -706,6 +728,7 @@ int zsp_guard_check(const zsp_guard_opts *o, FILE *out, zsp_guard_result *r)
 	guard g = { .o = o, .out = out, .r = r };
 	memset(r, 0, sizeof(*r));
 	read_global_hooks(&g);
+	sort_lasts(&g);
 	bool *shared = calloc(o->nroots + 1, sizeof(bool));
 	if (!shared)
 		g.oom = true;
@@ -730,6 +753,7 @@ int zsp_guard_check(const zsp_guard_opts *o, FILE *out, zsp_guard_result *r)
 	}
 	free(shared);
 	free(g.seen);
+	free(g.lasts);
 	if (g.oom) {
 		r->failed++;
 		fprintf(out, "zsp-run: error: out of memory while checking what the host would run\n");

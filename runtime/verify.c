@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,9 +256,12 @@ static const char *known_gap(const zsp_ir_policy *p, const char *kind, const cha
 		return NULL;
 	/* a protected name that does not exist at launch is not mounted: the command may create it,
 	 * and it is moved aside when the run ends (doc/host-later.md) */
-	for (size_t i = 0; i < p->nfs; i++)
-		if (p->fs[i].protect && zsp_path_is_prefix(p->fs[i].path, path) && access(p->fs[i].path, F_OK) != 0)
+	for (size_t i = 0; i < p->nfs; i++) {
+		char file[PATH_MAX];   /* the file the rule names, its pattern unescaped */
+		if (p->fs[i].protect && zsp_path_is_prefix(p->fs[i].path, path) &&
+		    zsp_path_unescape_buf(p->fs[i].path, file, sizeof(file)) && access(file, F_OK) != 0)
 			return "a protected name missing at launch can be created during the run on Linux; it is moved aside when the run ends";
+	}
 	for (size_t i = 0; i < p->nfs; i++) {
 		const zsp_ir_fs_rule *r = &p->fs[i];
 		if (!r->glob || r->access != ZSP_ACCESS_DENY)

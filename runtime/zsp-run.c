@@ -553,12 +553,15 @@ static void check_roots(const struct run_opts *o, const zsp_ir_policy *p, zsp_di
 		/* a private /tmp is the sandbox's own directory: the host's /tmp is not written */
 		if (p->tmp_private && strcmp(r->path, "/tmp") == 0)
 			continue;
-		char real[PATH_MAX];
-		const char *path = realpath(r->path, real) ? real : r->path;
+		/* the file the rule names: its pattern unescaped (a workspace `proj[1]` is `proj\[1]`) */
+		char lit[PATH_MAX], real[PATH_MAX];
+		if (!zsp_path_unescape_buf(r->path, lit, sizeof(lit)))
+			continue;   /* longer than any path: bwrap's plan refuses it */
+		const char *path = realpath(lit, real) ? real : lit;
 		/* through a symbolic link: maybe one a sandbox planted where it could write before
 		 * (TMPDIR=$TMPDIR/x, x a link a previous run made) */
-		const char *what = strcmp(path, r->path) != 0 ? "reached through a symbolic link"
-							      : risky_root(path, home);
+		const char *what = strcmp(path, lit) != 0 ? "reached through a symbolic link"
+							  : risky_root(path, home);
 		if (!what)
 			continue;
 		zsp_diag_error(d, r->loc, "the writable root `%s` is %s, %s: the sandbox could change what "

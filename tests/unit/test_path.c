@@ -297,6 +297,40 @@ static void test_glob_match_pathological(void)
 	CU_ASSERT((double)(clock() - start) / CLOCKS_PER_SEC < 5.0);
 }
 
+/* a literal pattern's escapes undone, and the pattern normalization makes of a workspace named
+ * with glob characters names that workspace again */
+static void test_unescape(void)
+{
+	zsp_arena *a = zsp_arena_new();
+	static const char *const names[] = { "/w/proj[1]", "/w/a*b", "/w/x?y", "/w/{a,b}", "/w/back\\slash",
+					     "/w/plain" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char *esc = NULL;
+		size_t n = 0;
+		for (const char *c = names[i]; *c; c++)
+			n += strchr("*?[\\", *c) ? 2 : 1;
+		esc = zsp_arena_alloc(a, n + 1);
+		char *w = esc;
+		for (const char *c = names[i]; *c; c++) {
+			if (strchr("*?[\\", *c))
+				*w++ = '\\';
+			*w++ = *c;
+		}
+		*w = 0;
+		zsp_path_error err;
+		const char *norm = zsp_path_normalize(a, esc, 0, &err);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(norm);
+		CU_ASSERT_FALSE(zsp_glob_has_meta(norm));
+		CU_ASSERT_STRING_EQUAL(zsp_path_unescape(a, norm), names[i]);
+		CU_ASSERT_TRUE(zsp_glob_match(norm, names[i]));
+	}
+	char small[4];
+	CU_ASSERT_FALSE(zsp_path_unescape_buf("/abcd", small, sizeof(small)));
+	CU_ASSERT_TRUE(zsp_path_unescape_buf("\\[a", small, sizeof(small)));
+	CU_ASSERT_STRING_EQUAL(small, "[a");
+	zsp_arena_free(a);
+}
+
 static void test_prefix_depth_join(void)
 {
 	const char *j;
@@ -344,6 +378,7 @@ int main(void)
 	    !CU_add_test(suite, "glob_check and has_meta", test_glob_check) ||
 	    !CU_add_test(suite, "glob_match", test_glob_match) ||
 	    !CU_add_test(suite, "glob_match pathological", test_glob_match_pathological) ||
+	    !CU_add_test(suite, "unescape", test_unescape) ||
 	    !CU_add_test(suite, "prefix, depth, join", test_prefix_depth_join)) {
 		CU_cleanup_registry();
 		return CU_get_error();
