@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -160,13 +161,33 @@ static bool still_valid(const zsp_supervisor *s, uint64_t id)
 	return ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-/* A pathname: found inside the sandbox (absolute: in its root; relative: beneath its working
- * directory, `..` above it refused), then connected by the inode found, if allowed. */
+/* The caller's working directory as the sandbox sees it: /proc/PID/cwd read from outside names
+ * it from the top of the sandbox's own mount tree, its root. false when it is gone or too long. */
+static bool sandbox_cwd(pid_t pid, char *buf, size_t size)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n <= 0 || (size_t)n >= size - 1 || buf[0] != '/')
+		return false;
+	buf[n] = 0;
+	return strstr(buf, " (deleted)") == NULL;
+}
+
+/* A pathname: resolved inside the sandbox's root (a relative one from the caller's working
+ * directory), then connected by the inode found, if allowed. The sandbox may rename directories
+ * meanwhile: then another file of its own view is found, and checked the same way. */
 static int connect_path(zsp_supervisor *s, const struct seccomp_notif *req, int sock, const char *path)
 {
-	char base[64];
-	bool absolute = path[0] == '/';
-	snprintf(base, sizeof(base), "/proc/%u/%s", (unsigned)req->pid, absolute ? "root" : "cwd");
+	char base[64], full[PATH_MAX];
+	snprintf(base, sizeof(base), "/proc/%u/root", (unsigned)req->pid);
+	if (path[0] != '/') {
+		if (!sandbox_cwd((pid_t)req->pid, full, sizeof(full) - sizeof(((struct sockaddr_un *)0)->sun_path) - 2))
+			return ENOENT;
+		strcat(full, "/");
+		strcat(full, path);
+		path = full;
+	}
 	int dir = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return errno == ENOENT ? ENOENT : failed(s, "cannot open the sandbox's root", errno);
@@ -174,15 +195,12 @@ static int connect_path(zsp_supervisor *s, const struct seccomp_notif *req, int 
 		close(dir);
 		return ENOENT;
 	}
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = (absolute ? RESOLVE_IN_ROOT : RESOLVE_BENEATH) | RESOLVE_NO_MAGICLINKS,
-	};
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	int target = (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
 	int err = errno;
 	close(dir);
 	if (target < 0)
-		return err == EXDEV || err == ELOOP ? EACCES : err;
+		return err == EXDEV ? EACCES : err;
 	struct stat st;
 	int rc;
 	if (fstat(target, &st) != 0)
