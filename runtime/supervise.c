@@ -233,6 +233,36 @@ static int connect_unix(zsp_supervisor *s, const struct seccomp_notif *req, int 
 	return connect_path(s, req, sock, path);
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A pidfd of the calling thread (any thread of a process may call connect): PIDFD_THREAD from
+ * Linux 6.9; before it, of its thread group's leader, whose descriptor table the thread shares
+ * unless it unshared it (then the descriptor taken is the leader's: a socket of the sandbox's
+ * own, connected to where the policy allows, never further). -1 with errno set. */
+static int open_thread(pid_t tid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	char file[64], line[128];
+	snprintf(file, sizeof(file), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return -1;
+	long tgid = -1;
+	while (tgid < 0 && fgets(line, sizeof(line), f))
+		if (strncmp(line, "Tgid:", 5) == 0)
+			tgid = strtol(line + 5, NULL, 10);
+	fclose(f);
+	if (tgid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return (int)syscall(SYS_pidfd_open, (pid_t)tgid, 0);
+}
+
 /* connect(fd, addr, len): the errno to answer with, 0 for success. */
 static int on_connect(zsp_supervisor *s, const struct seccomp_notif *req)
 {
@@ -249,7 +279,7 @@ static int on_connect(zsp_supervisor *s, const struct seccomp_notif *req)
 		if (r != ilen)
 			return r < 0 && errno == ESRCH ? ENOENT : EFAULT;
 	}
-	int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)req->pid, 0);
+	int pidfd = open_thread((pid_t)req->pid);
 	if (pidfd < 0)
 		return errno == ESRCH ? ENOENT : failed(s, "cannot open the caller (pidfd_open)", errno);
 	if (!still_valid(s, req->id)) {

@@ -125,6 +125,14 @@ def mediated(tag):
     result("allowed stream", lambda: unix_connect("allowed.sock", "stream-" + tag))
     result("allowed absolute", lambda: unix_connect(os.getcwd() + "/allowed.sock", "abs-" + tag))
     result("allowed dot", lambda: unix_connect("./allowed.sock", "dot-" + tag))
+    def in_thread():
+        err = []
+        def run():
+            try: unix_connect("allowed.sock", "thread-" + tag)
+            except OSError as e: err.append(e)
+        th = threading.Thread(target=run); th.start(); th.join()
+        if err: raise err[0]
+    result("allowed from a thread", in_thread)
     result("allowed nonblocking", lambda: unix_connect("allowed.sock", "nb-" + tag, blocking=False))
     result("allowed seqpacket", lambda: unix_connect("allowed-sp.sock", "sp-" + tag, socket.SOCK_SEQPACKET))
     result("allowed seqpacket nonblocking", lambda: unix_connect("allowed-sp.sock", "spnb-" + tag, socket.SOCK_SEQPACKET, False))
@@ -245,7 +253,7 @@ for who in $(identities); do
 			"$sock/own.sock" "$sock/link.sock" "$sock/link.tmp"
 		client sandbox -p "$policy" -- python3 -c "$PY" mediated "$mode"
 		for c in "allowed stream" "allowed absolute" "allowed dot" "allowed nonblocking" \
-			"allowed seqpacket" "allowed seqpacket nonblocking" "symlink to allowed" \
+			"allowed from a thread" "allowed seqpacket" "allowed seqpacket nonblocking" "symlink to allowed" \
 			"dotdot above" "relative up" "swap race" "addr race"; do
 			expect "$c" OK
 		done
@@ -261,7 +269,7 @@ for who in $(identities); do
 			expect tcp ECONNREFUSED
 		fi
 		sleep 0.5
-		check "the allowed stream socket received" 'arrived "accepted allowed stream-$mode" && arrived "accepted allowed abs-$mode" && arrived "accepted allowed dot-$mode" && arrived "accepted allowed nb-$mode" && arrived "accepted allowed symok-$mode" && arrived "accepted allowed above-$mode" && arrived "accepted allowed up-$mode"'
+		check "the allowed stream socket received" 'arrived "accepted allowed stream-$mode" && arrived "accepted allowed abs-$mode" && arrived "accepted allowed dot-$mode" && arrived "accepted allowed nb-$mode" && arrived "accepted allowed thread-$mode" && arrived "accepted allowed symok-$mode" && arrived "accepted allowed above-$mode" && arrived "accepted allowed up-$mode"'
 		check "the allowed seqpacket socket received" 'arrived "accepted allowed-sp sp-$mode" && arrived "accepted allowed-sp spnb-$mode"'
 		check "the races reached the allowed socket" 'arrived "accepted allowed swap" && arrived "accepted allowed race"'
 		check "the address race never connected to the forbidden socket" 'grep -q "^addr race reached s.sock: 0 times" "$tmp/out"'
@@ -306,6 +314,15 @@ for who in $(identities); do
 	expect "socketpair stream" OK
 	expect "socketpair seqpacket" OK
 	expect "socketpair dgram" EPERM
+
+	# -- the same loopback with allow unix: its connects go through the supervisor --
+	what="loopback inside, mediated"
+	client sandbox -p "$top_srcdir/tests/e2e/policies/unix.zsp" -- python3 -c "$PY" loopback
+	expect "tcp 127.0.0.1" OK
+	expect "udp 127.0.0.1" OK
+	expect "tcp ::1" OK
+	expect "udp ::1" OK
+	expect "socketpair stream" OK
 done
 
 echo "$zsp_suite: $passed passed, $failed failed"
