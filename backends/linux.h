@@ -138,8 +138,11 @@ void zsp_bwrap_argv_text(const zsp_bwrap_plan *plan, bool nul, zsp_buf *out);
  * or a private /tmp the policy lets it write? */
 bool zsp_linux_needs_state(const zsp_ir_policy *p);
 
-/* Warnings for what the Linux backends cannot enforce as written (host rules, unix sockets). */
+/* Warnings for what the Linux backends cannot enforce as written (host rules; an allowed unix
+ * socket in what zspc emits, which runs without the connect supervisor). */
 void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d);
+/* The same for a run of zsp-run, whose connect supervisor admits the allowed unix sockets only. */
+void zsp_linux_check_supervised(const zsp_ir_policy *p, zsp_diag *d);
 
 /* The Linux rows of the backend table (backends/table.c). */
 void zsp_linux_backend_check(const zsp_backend_input *in, zsp_diag *d);

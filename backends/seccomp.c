@@ -235,7 +235,7 @@ int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count)
 	return ZSP_OK;
 }
 
-void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
+static void check(const zsp_ir_policy *p, bool supervised, zsp_diag *d)
 {
 	for (size_t i = 0; i < p->nhosts; i++) {
 		const zsp_ir_host *h = &p->hosts[i];
@@ -247,11 +247,27 @@ void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
 			zsp_diag_warning(d, ZSP_W_UNENFORCED, h->loc,
 					 "on Linux, mode full cannot refuse single hosts: `%s` stays reachable", h->host);
 	}
+	/* what zspc emits runs without zsp-run's connect supervisor (runtime/supervise.c) */
+	for (size_t i = 0; i < p->nunix && !supervised; i++)
+		if (p->unix_socks[i].decision == ZSP_ALLOW)
+			zsp_diag_warning(d, ZSP_W_UNENFORCED, p->unix_socks[i].loc,
+					 "on Linux, only zsp-run's connect supervisor keeps unix sockets to `%s`: the emitted sandbox run by hand reaches every socket file it can see",
+					 p->unix_socks[i].path);
+}
+
+void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
+{
+	check(p, false, d);
+}
+
+void zsp_linux_check_supervised(const zsp_ir_policy *p, zsp_diag *d)
+{
+	check(p, true, d);
 }
 
 void zsp_linux_backend_check(const zsp_backend_input *in, zsp_diag *d)
 {
-	zsp_linux_check(in->p, d);
+	check(in->p, true, d);
 }
 
 static int export_row(const zsp_backend_input *in, bool pfc, zsp_diag *d, zsp_buf *out)

@@ -102,7 +102,7 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 	l->exec_step = opts->exec_step;
 	zsp_linux_opts o = *opts;
 	o.seccomp = true;
-	zsp_linux_check(p, d);
+	zsp_linux_check_supervised(p, d);
 	int rc = zsp_bwrap_plan_build(p, &o, a, d, &l->plan);
 	if (rc != ZSP_OK)
 		return rc;
