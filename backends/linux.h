@@ -116,6 +116,16 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
  * refuses a built-in rule; ZSP_EIO when the filter cannot be exported (memfd). */
 int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out, size_t *len);
 
+/* Does a run of p need the connect supervisor (runtime/supervise.h): an `allow unix` rule, or
+ * mode full? Then the filter lets stream and seqpacket unix sockets be made, and only the
+ * supervisor decides what their connect() reaches (doc/linux.md "Sockets"). */
+bool zsp_linux_mediates_unix(const zsp_ir_policy *p);
+
+/* The second filter of a mediated run, installed by zsp-exec with a listener: connect() goes to
+ * the supervisor (SCMP_ACT_NOTIFY), everything else is allowed (the main filter decides it);
+ * another ABI kills the process. *out is malloc'd BPF. 0, or -errno. */
+int zsp_seccomp_notify_export(char **out, size_t *len);
+
 /* The number of BPF instructions of the filter, in *count. Returns zsp_seccomp_export's status
  * (*count is set only on ZSP_OK). */
 int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count);
@@ -128,8 +138,11 @@ void zsp_bwrap_argv_text(const zsp_bwrap_plan *plan, bool nul, zsp_buf *out);
  * or a private /tmp the policy lets it write? */
 bool zsp_linux_needs_state(const zsp_ir_policy *p);
 
-/* Warnings for what the Linux backends cannot enforce as written (host rules, unix sockets). */
+/* Warnings for what the Linux backends cannot enforce as written (host rules; an allowed unix
+ * socket in what zspc emits, which runs without the connect supervisor). */
 void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d);
+/* The same for a run of zsp-run, whose connect supervisor admits the allowed unix sockets only. */
+void zsp_linux_check_supervised(const zsp_ir_policy *p, zsp_diag *d);
 
 /* The Linux rows of the backend table (backends/table.c). */
 void zsp_linux_backend_check(const zsp_backend_input *in, zsp_diag *d);

@@ -47,6 +47,11 @@ static bool unix_sockets_allowed(const zsp_ir_policy *p)
 	return false;
 }
 
+bool zsp_linux_mediates_unix(const zsp_ir_policy *p)
+{
+	return p->net_mode == ZSP_NET_FULL || unix_sockets_allowed(p);
+}
+
 typedef struct fb {
 	scmp_filter_ctx ctx;
 	const zsp_ir_policy *p;
@@ -202,6 +207,22 @@ int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out
 	return ZSP_OK;
 }
 
+int zsp_seccomp_notify_export(char **out, size_t *len)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	if (rc == 0)
+		rc = export_to(ctx, false, out, len);
+	seccomp_release(ctx);
+	return rc;
+}
+
 int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count)
 {
 	char *bpf;
@@ -214,7 +235,7 @@ int zsp_seccomp_instructions(const zsp_ir_policy *p, zsp_diag *d, size_t *count)
 	return ZSP_OK;
 }
 
-void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
+static void check(const zsp_ir_policy *p, bool supervised, zsp_diag *d)
 {
 	for (size_t i = 0; i < p->nhosts; i++) {
 		const zsp_ir_host *h = &p->hosts[i];
@@ -226,16 +247,27 @@ void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
 			zsp_diag_warning(d, ZSP_W_UNENFORCED, h->loc,
 					 "on Linux, mode full cannot refuse single hosts: `%s` stays reachable", h->host);
 	}
-	for (size_t i = 0; i < p->nunix; i++)
-		if (p->net_mode != ZSP_NET_FULL && p->unix_socks[i].decision == ZSP_ALLOW)
+	/* what zspc emits runs without zsp-run's connect supervisor (runtime/supervise.c) */
+	for (size_t i = 0; i < p->nunix && !supervised; i++)
+		if (p->unix_socks[i].decision == ZSP_ALLOW)
 			zsp_diag_warning(d, ZSP_W_UNENFORCED, p->unix_socks[i].loc,
-					 "on Linux, allowing a unix socket lifts the connect() filter: every socket file visible in the sandbox becomes reachable, not only `%s`",
+					 "on Linux, only zsp-run's connect supervisor keeps unix sockets to `%s`: the emitted sandbox run by hand reaches every socket file it can see",
 					 p->unix_socks[i].path);
+}
+
+void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)
+{
+	check(p, false, d);
+}
+
+void zsp_linux_check_supervised(const zsp_ir_policy *p, zsp_diag *d)
+{
+	check(p, true, d);
 }
 
 void zsp_linux_backend_check(const zsp_backend_input *in, zsp_diag *d)
 {
-	zsp_linux_check(in->p, d);
+	check(in->p, true, d);
 }
 
 static int export_row(const zsp_backend_input *in, bool pfc, zsp_diag *d, zsp_buf *out)

@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,6 +27,7 @@
 #include "runtime/guard.h"
 #include "runtime/launch.h"
 #include "runtime/pty.h"
+#include "runtime/supervise.h"
 
 #ifndef BWRAP_PATH
 #define BWRAP_PATH "/usr/bin/bwrap"
@@ -40,8 +42,9 @@
 /* The descriptors bwrap is given: ZSP_FD_SECCOMP, ZSP_FD_EMPTY and ZSP_FD_EXEC (linux.h) are
  * the argv's; these are the invocation's; FD_STATE and up: the descriptors of the sandbox's own
  * directories (--bind-fd), then nothing. */
-enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_STATE = 9, MAX_STATE_FDS = 64 };
-enum { NFDS = 6 };  /* seccomp, empty, args, status, exec, ready */
+enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_NOTIFY_FILTER = 9, FD_NOTIFY_SOCK = 10, FD_STATE = 11,
+       MAX_STATE_FDS = 64 };
+enum { NFDS = 8 };  /* seccomp, empty, args, status, exec, ready, notify filter, notify socket */
 
 const char *zsp_bwrap_path(void)
 {
@@ -100,7 +103,7 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 	l->exec_step = opts->exec_step;
 	zsp_linux_opts o = *opts;
 	o.seccomp = true;
-	zsp_linux_check(p, d);
+	zsp_linux_check_supervised(p, d);
 	int rc = zsp_bwrap_plan_build(p, &o, a, d, &l->plan);
 	if (rc != ZSP_OK)
 		return rc;
@@ -270,8 +273,9 @@ static const int forwarded[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
  * AddressSanitizer knows vfork, and takes an unknown stack for a corrupt one.) */
 typedef struct spawn {
 	const zsp_launch *l;
-	const int *fds;             /* seccomp, empty, args, status, exec, ready -> 3, 4, 5, 6, 7, 8;
-				     * the last two -1 without the exec step */
+	const int *fds;             /* seccomp, empty, args, status, exec, ready, notify filter, notify
+				     * socket -> 3, ..., 10; exec and ready -1 without the exec step,
+				     * the notify pair -1 without the connect supervisor */
 	const int *state;           /* the sandbox's own directories -> 9, 10, ... */
 	size_t nstate;
 	const zsp_pty *pty;         /* its replica -> those of 0, 1, 2 that were the terminal */
@@ -307,7 +311,8 @@ static _Noreturn void child_main(spawn *c)
 	sigaction(SIGPIPE, &dfl, NULL);
 	sigprocmask(SIG_SETMASK, c->mask, NULL);
 
-	const int targets[NFDS] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS, FD_STATUS, ZSP_FD_EXEC, FD_READY };
+	const int targets[NFDS] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS,          FD_STATUS,
+				    ZSP_FD_EXEC,    FD_READY,     FD_NOTIFY_FILTER, FD_NOTIFY_SOCK };
 	int moved[NFDS + MAX_STATE_FDS];
 	int first_free = FD_STATE + (int)c->nstate;
 	c->what = "cannot set up descriptors";
@@ -354,16 +359,21 @@ fail:
 	_exit(ZSP_RUN_ESETUP);
 }
 
-/* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds [--ctty] --] CMD...:
- * NULL-terminated, malloc'd. --ctty with a pty: the exec step makes it the controlling terminal. */
-static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty)
+/* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds [--ctty]
+ * [--notify-filter-fd 9 --notify-sock-fd 10] --] CMD...: NULL-terminated, malloc'd. --ctty with
+ * a pty: the exec step makes it the controlling terminal; the notify options with the connect
+ * supervisor. */
+static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool notify)
 {
 	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 }, fr[] = { '0' + FD_READY, 0 };
+	static char fnf[] = { '0' + FD_NOTIFY_FILTER, 0 }, fns[] = "10";
 	static char *const head[] = { "bwrap", "--args", fa, "--json-status-fd", fs, "--" };
-	static char *const step[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds", "--ctty", "--" };
-	static char *const step_no_ctty[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds", "--" };
-	size_t nh = sizeof(head) / sizeof(head[0]);
-	size_t ns = !exec_step ? 0 : ctty ? sizeof(step) / sizeof(step[0]) : sizeof(step_no_ctty) / sizeof(step_no_ctty[0]);
+	static char *const step[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds" };
+	static char *const notify_opts[] = { "--notify-filter-fd", fnf, "--notify-sock-fd", fns };
+	_Static_assert(FD_NOTIFY_SOCK == 10, "fns");
+	size_t nh = sizeof(head) / sizeof(head[0]), nstep = sizeof(step) / sizeof(step[0]);
+	size_t nn = sizeof(notify_opts) / sizeof(notify_opts[0]);
+	size_t ns = !exec_step ? 0 : nstep + (ctty ? 1 : 0) + (notify ? nn : 0) + 1;
 	size_t n = 0;
 	while (cmd[n])
 		n++;
@@ -371,7 +381,18 @@ static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty)
 	if (!argv)
 		return NULL;
 	memcpy(argv, head, sizeof(head));
-	memcpy(argv + nh, ctty ? step : step_no_ctty, ns * sizeof(char *));
+	if (exec_step) {
+		size_t k = nh;
+		memcpy(argv + k, step, sizeof(step));
+		k += nstep;
+		if (ctty)
+			argv[k++] = "--ctty";
+		if (notify) {
+			memcpy(argv + k, notify_opts, sizeof(notify_opts));
+			k += nn;
+		}
+		argv[k++] = "--";
+	}
 	memcpy(argv + nh + ns, cmd, n * sizeof(char *));
 	return argv;
 }
@@ -389,7 +410,7 @@ static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], const int *st
 	sigfillset(&all);
 	spawn c = { .l = l, .fds = fds, .state = state, .nstate = nstate, .pty = pty,
 		    .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
-	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0);
+	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0, fds[6] >= 0);
 	if (!argv) {
 		*why = "cannot start bwrap: out of memory";
 		return -1;
@@ -633,7 +654,9 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	held h = { 0 };
 	zsp_gitlayer *gl = NULL;
 	char cgroup[512] = "";
-	int fds[NFDS] = { -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
+	int fds[NFDS] = { -1, -1, -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
+	int notify_pair[2] = { -1, -1 };
+	zsp_supervisor *sup = NULL;
 	int state[MAX_STATE_FDS];
 	size_t nstate = 0;
 	char numbers[MAX_STATE_FDS][16];
@@ -664,6 +687,28 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		*why = msg;
 		goto out;
 	}
+	/* unix sockets reach only the allowed paths: the exec step installs the connect() filter
+	 * and hands its listener to the supervisor (runtime/supervise.h) */
+	if (zsp_linux_mediates_unix(l->p)) {
+		size_t flen;
+		if (!l->exec_step) {
+			*why = "the connect supervisor needs zsp's exec step";
+			goto out;
+		}
+		if (zsp_supervise_new(l->p, &sup, msg, sizeof(msg)) != ZSP_OK) {
+			*why = msg;
+			goto out;
+		}
+		const void *filter = zsp_supervise_filter(sup, &flen);
+		fds[6] = memfd_with("zsp-notify", filter, flen);
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, notify_pair) == 0)
+			fds[7] = notify_pair[1];
+		if (fds[6] < 0 || fds[7] < 0) {
+			snprintf(msg, sizeof(msg), "cannot prepare the connect supervisor: %s", strerror(errno));
+			*why = msg;
+			goto out;
+		}
+	}
 	if (nproc_cgroup(l->p, cgroup, sizeof(cgroup), why) != 0)
 		goto out;
 	if (make_placeholders(l, &h, why) != 0)
@@ -677,11 +722,18 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		sigaction(forwarded[i], &sa, &old[i]);
 	pid_t pid = start_bwrap(l, fds, state, nstate, &pty, argv, cgroup, old, why);
 	if (pid > 0) {
-		/* only bwrap and the sandbox hold the write ends now */
+		/* only bwrap and the sandbox hold the write ends (and the notify socket's end) now */
 		for (int i = 3; i < NFDS; i += 2) {
 			if (fds[i] >= 0)
 				close(fds[i]);
 			fds[i] = -1;
+		}
+		if (sup) {
+			zsp_supervisor *s = sup;
+			sup = NULL;
+			if (zsp_supervise_start(s, notify_pair[0], msg, sizeof(msg)) != ZSP_OK)
+				zsp_warn("zsp-run: %s; the sandbox's connect() calls fail (ENOSYS)", msg);
+			notify_pair[0] = -1;
 		}
 		int st;
 		pid_t w;
@@ -730,6 +782,9 @@ out:
 		close(status_pipe[0]);
 	if (ready_pipe[0] >= 0)
 		close(ready_pipe[0]);
+	if (notify_pair[0] >= 0)
+		close(notify_pair[0]);
+	zsp_supervise_free(sup);
 	if (started && l->sandbox)
 		trim_after(l);
 	return rc;

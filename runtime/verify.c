@@ -395,7 +395,8 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 	if (!p || !a || zsp_session_new(set, test->policy, b.workspace, b.home, &s) != ZSP_OK)
 		goto out_a;
 	/* the probe is given absolute paths: "/" is a directory every sandbox has */
-	zsp_linux_opts lo = { .chdir = "/", .proc = !o->no_proc };
+	/* through the exec step, as zsp-run runs a command: the connect supervisor needs it */
+	zsp_linux_opts lo = { .chdir = "/", .proc = !o->no_proc, .exec_step = true };
 	/* the block's caches and private /tmp: a state directory of the scratch directory's own */
 	char state[4300], why[4400];
 	snprintf(state, sizeof(state), "%s/state", scratch);

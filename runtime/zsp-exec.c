@@ -4,7 +4,8 @@
  * (bwrap's own failed exec exits 1, which zsp-run also uses for policy errors). libc only,
  * linked statically: it runs in sandboxes that may show no libraries at all.
  *
- * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] -- COMMAND [ARG]...
+ * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--notify-filter-fd F --notify-sock-fd S]
+ *                 -- COMMAND [ARG]...
  *   --ready-fd N  write one byte to descriptor N before the exec, then close it: the command's
  *                 status is then the command's, not the sandbox's setup failing (zsp-run)
  *   --close-fds   every descriptor above 2 closes at the exec (zsp-run hands nothing else in:
@@ -12,8 +13,14 @@
  *   --ctty        the terminal on stdin, stdout or stderr (the sandbox's own pty: zsp-run gives
  *                 nothing else) becomes the controlling terminal of a new session zsp-exec
  *                 leads: /dev/tty, job control, ^C and ^Z work in the sandbox
+ *   --notify-filter-fd F --notify-sock-fd S
+ *                 install the BPF program read from F as a seccomp filter with a listener
+ *                 (SECCOMP_FILTER_FLAG_NEW_LISTENER), send the listener over the unix socket S
+ *                 to zsp-run's connect supervisor (runtime/supervise.c), close all three: the
+ *                 command and its children never hold the listener
  * exit: the command's; 127 or 126 when it cannot be run; 125 on a usage error or when the ready
- * byte cannot be written (then the command does not run). */
+ * byte cannot be written or the filter cannot be installed and handed over (then the command
+ * does not run). */
 #include "config.h"
 
 #include <errno.h>
@@ -22,10 +29,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "compiler/textesc_core.h"
@@ -242,9 +253,50 @@ static int parse_fd(const char *s)
 	return (int)v;
 }
 
+/* The connect() filter with its listener, which goes to zsp-run over sock (SCM_RIGHTS); every
+ * failure ends the run before the command: without the supervisor the filter would leave
+ * connect() to whatever it names. */
+static void install_notify(int filter, int sock)
+{
+	static struct sock_filter prog[BPF_MAXINSNS];
+	struct stat st;
+	if (fstat(filter, &st) != 0 || st.st_size <= 0 || st.st_size % (off_t)sizeof(prog[0]) != 0 ||
+	    st.st_size > (off_t)sizeof(prog) || pread(filter, prog, (size_t)st.st_size, 0) != st.st_size)
+		fail(NULL, "zsp-exec: cannot read the connect() filter, so the command does not run", EXIT_SETUP);
+	struct sock_fprog fp = { .len = (unsigned short)(st.st_size / (off_t)sizeof(prog[0])), .filter = prog };
+	long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+	if (listener < 0)
+		fail(NULL, errno == EINVAL ? "zsp-exec: the kernel has no seccomp listener (Linux 5.0), so the command does not run"
+			   : "zsp-exec: cannot install the connect() filter, so the command does not run", EXIT_SETUP);
+	int lfd = (int)listener;
+	char byte = 'L';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &lfd, sizeof(int));
+	ssize_t w;
+	while ((w = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (w != 1)
+		fail(NULL, "zsp-exec: cannot hand the connect() filter to zsp-run, so the command does not run",
+		     EXIT_SETUP);
+	close(lfd);
+	close(sock);
+	close(filter);
+}
+
 int main(int argc, char **argv)
 {
-	int ready = -1;
+	int ready = -1, filter = -1, sock = -1;
 	bool close_fds = false, ctty = false;
 	int i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -254,13 +306,23 @@ int main(int argc, char **argv)
 			close_fds = true;
 		else if (strcmp(argv[i], "--ctty") == 0)
 			ctty = true;
+		else if (strcmp(argv[i], "--notify-filter-fd") == 0 && i + 1 < argc &&
+			 (filter = parse_fd(argv[i + 1])) >= 0)
+			i++;
+		else if (strcmp(argv[i], "--notify-sock-fd") == 0 && i + 1 < argc &&
+			 (sock = parse_fd(argv[i + 1])) >= 0)
+			i++;
 		else
-			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] -- COMMAND [ARG]...",
-			     EXIT_SETUP);
+			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] "
+			     "[--notify-filter-fd F --notify-sock-fd S] -- COMMAND [ARG]...", EXIT_SETUP);
 	}
 	if (i + 1 >= argc)
 		fail(NULL, "zsp-exec: no command after --", EXIT_SETUP);
+	if ((filter >= 0) != (sock >= 0))
+		fail(NULL, "zsp-exec: --notify-filter-fd and --notify-sock-fd go together", EXIT_SETUP);
 	char **cmd = argv + i + 1;
+	if (filter >= 0)
+		install_notify(filter, sock);
 	if (close_fds)
 		close_on_exec_above_stderr();
 	if (ctty && !take_terminal())

@@ -2,7 +2,9 @@
 # sockets.sh: what the sandbox's sockets reach, as root and as uid 65534 (lib.sh). Unix
 # datagrams (SOCK_DGRAM, SOCK_RAW) never leave; the host's pathname sockets, abstract names and
 # loopback are out of reach; the sandbox's own loopback (127.0.0.1 and ::1) serves and connects.
-# (With `allow unix` or mode full a pathname socket stays reachable: no supervisor yet.)
+# With `allow unix` or mode full, zsp-run's connect supervisor admits the allowed socket files
+# only: every way around it (other paths, symbolic links swapped during the run, `..`, a socket
+# of the sandbox's own, an address changed by another thread during the connect) is refused.
 # A host fixture listens on all of them and logs what arrives; each case runs the same client
 # outside the sandbox first (the control: the fixture really receives) and then inside.
 
@@ -28,10 +30,12 @@ def serve(seconds):
     a = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     name = "zsp-sockets-%d" % os.getpid(); a.bind("\0" + name); a.listen(8)
     t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(8)
+    al = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); al.bind("allowed.sock"); al.listen(64)
+    sp = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); sp.bind("allowed-sp.sock"); sp.listen(8)
     open("abstract", "w").write(name)
     open("port", "w").write(str(t.getsockname()[1]))
     open("ready", "w").write("")
-    kinds = {d: "dgram", s: "stream", a: "abstract", t: "tcp"}
+    kinds = {d: "dgram", s: "stream", a: "abstract", t: "tcp", al: "allowed", sp: "allowed-sp"}
     end = time.time() + seconds
     while time.time() < end:
         r, _, _ = select.select(list(kinds), [], [], 0.2)
@@ -55,6 +59,101 @@ def try_all(tag):
     result("stream", lambda: connect(socket.AF_UNIX, "s.sock", "stream-" + tag))
     result("abstract", lambda: connect(socket.AF_UNIX, "\0" + open("abstract").read(), "abstract-" + tag))
     result("tcp", lambda: connect(socket.AF_INET, ("127.0.0.1", int(open("port").read())), "tcp-" + tag))
+def unix_connect(path, tag, kind=socket.SOCK_STREAM, blocking=True):
+    c = socket.socket(socket.AF_UNIX, kind); c.setblocking(blocking)
+    try:
+        c.connect(path)
+    except BlockingIOError:
+        select.select([], [c], [], 3)
+        err = c.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err: raise OSError(err, os.strerror(err))
+    c.setblocking(True); c.send(tag.encode()); c.close()
+def swap_race(n):
+    # one thread points link.sock at the allowed socket and at the forbidden one in turn;
+    # the connects that get through must all arrive at the allowed one (the fixture tells)
+    stop = []
+    def flip():
+        while not stop:
+            for target in ("allowed.sock", "s.sock"):
+                try: os.symlink(target, "link.tmp"); os.rename("link.tmp", "link.sock")
+                except OSError: pass
+    th = threading.Thread(target=flip); th.start()
+    good = 0
+    for i in range(n):
+        try: unix_connect("link.sock", "swap"); good += 1
+        except OSError: pass
+    stop.append(1); th.join()
+    if good == 0: raise OSError(errno.EIO, "no connect went through")
+def addr_race(n):
+    # one thread rewrites the address (path and family) between an allowed and a forbidden
+    # target while another connects with it: only allowed.sock may ever be reached
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    off = 2
+    good_b = bytearray(110); good_b[0:2] = socket.AF_UNIX.to_bytes(2, sys.byteorder); good_b[off:off + 12] = b"allowed.sock"
+    bad_b = bytearray(110); bad_b[0:2] = socket.AF_UNIX.to_bytes(2, sys.byteorder); bad_b[off:off + 6] = b"s.sock"
+    fam_b = bytearray(good_b); fam_b[0:2] = socket.AF_INET.to_bytes(2, sys.byteorder)
+    buf = ctypes.create_string_buffer(bytes(good_b), 110)
+    stop = []
+    def flip():
+        while not stop:
+            for v in (bad_b, good_b, fam_b, good_b):
+                ctypes.memmove(buf, bytes(v), 110)
+    sys.setswitchinterval(1e-5)
+    th = threading.Thread(target=flip); th.start()
+    reached = {}
+    for i in range(n):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if libc.connect(c.fileno(), buf, 110) == 0:
+            peer = c.getpeername(); reached[peer] = reached.get(peer, 0) + 1; c.send(b"race")
+        else:
+            reached[ctypes.get_errno()] = reached.get(ctypes.get_errno(), 0) + 1
+        c.close()
+    stop.append(1); th.join()
+    print("addr race reached s.sock: %d times" % reached.get("s.sock", 0))
+    print("addr race refused: %d times" % reached.get(errno.EACCES, 0))
+    if not reached.get("allowed.sock"): raise OSError(errno.EIO, "no connect went through")
+def own_socket():
+    b = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); b.bind("own.sock"); b.listen(1)
+    unix_connect("own.sock", "own")
+def relative_up(tag):
+    os.mkdir("sub")
+    os.chdir("sub")
+    try: unix_connect("../allowed.sock", "up-" + tag)
+    finally: os.chdir("..")
+def mediated(tag):
+    result("allowed stream", lambda: unix_connect("allowed.sock", "stream-" + tag))
+    result("allowed absolute", lambda: unix_connect(os.getcwd() + "/allowed.sock", "abs-" + tag))
+    result("allowed dot", lambda: unix_connect("./allowed.sock", "dot-" + tag))
+    def in_thread():
+        err = []
+        def run():
+            try: unix_connect("allowed.sock", "thread-" + tag)
+            except OSError as e: err.append(e)
+        th = threading.Thread(target=run); th.start(); th.join()
+        if err: raise err[0]
+    result("allowed from a thread", in_thread)
+    result("allowed nonblocking", lambda: unix_connect("allowed.sock", "nb-" + tag, blocking=False))
+    result("allowed seqpacket", lambda: unix_connect("allowed-sp.sock", "sp-" + tag, socket.SOCK_SEQPACKET))
+    result("allowed seqpacket nonblocking", lambda: unix_connect("allowed-sp.sock", "spnb-" + tag, socket.SOCK_SEQPACKET, False))
+    result("other path", lambda: unix_connect("s.sock", "other-" + tag))
+    result("other absolute", lambda: unix_connect(os.getcwd() + "/s.sock", "otherabs-" + tag))
+    os.symlink("s.sock", "sym.sock")
+    result("symlink", lambda: unix_connect("sym.sock", "sym-" + tag))
+    os.symlink(os.getcwd() + "/s.sock", "symabs.sock")
+    result("absolute symlink", lambda: unix_connect("symabs.sock", "symabs-" + tag))
+    os.symlink(os.getcwd() + "/allowed.sock", "symok.sock")
+    result("symlink to allowed", lambda: unix_connect("symok.sock", "symok-" + tag))
+    os.mkdir("d")
+    result("dotdot", lambda: unix_connect("d/../s.sock", "dotdot-" + tag))
+    result("dotdot absolute", lambda: unix_connect(os.getcwd() + "/d/../s.sock", "dotdotabs-" + tag))
+    result("dotdot above", lambda: unix_connect("../" + os.path.basename(os.getcwd()) + "/allowed.sock", "above-" + tag))
+    result("relative up", lambda: relative_up(tag))
+    result("own socket", own_socket)
+    result("abstract", lambda: connect(socket.AF_UNIX, "\0" + open("abstract").read(), "abstract-" + tag))
+    result("tcp", lambda: connect(socket.AF_INET, ("127.0.0.1", int(open("port").read())), "tcp-" + tag))
+    result("swap race", lambda: swap_race(int(os.environ.get("ZSP_RACE_N", "300"))))
+    result("addr race", lambda: addr_race(int(os.environ.get("ZSP_RACE_N", "300"))))
 def loopback():
     for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         def tcp():
@@ -74,6 +173,7 @@ cmd = sys.argv[1]
 if cmd == "serve": serve(int(sys.argv[2]))
 elif cmd == "try": try_all(sys.argv[2])
 elif cmd == "loopback": loopback()
+elif cmd == "mediated": mediated(sys.argv[2])
 '
 
 # got CASE: what the last client printed for CASE.
@@ -109,7 +209,7 @@ for who in $(identities); do
 
 	(cd "$sock" && exec env HOME="$home" PATH=/usr/bin:/bin \
 		$([ "$who" = nobody ] && echo setpriv --reuid=65534 --regid=65534 --clear-groups) \
-		python3 -c "$PY" serve 60) </dev/null >/dev/null 2>"$tmp/serve.err" &
+		python3 -c "$PY" serve 120) </dev/null >/dev/null 2>"$tmp/serve.err" &
 	server=$!
 	n=0
 	while [ ! -e "$sock/ready" ] && [ "$n" -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
@@ -144,15 +244,61 @@ for who in $(identities); do
 	expect abstract ECONNREFUSED
 	expect tcp ECONNREFUSED
 
-	# -- mode full: the host's network and its unix sockets, but still no unix datagrams --
+	# -- the supervisor: the allowed paths and nothing else, whatever the spelling --
+	for mode in none full; do
+		what="allow unix, mode $mode"
+		policy=$top_srcdir/tests/e2e/policies/unix.zsp
+		[ "$mode" = full ] && policy=$top_srcdir/tests/e2e/policies/unix-full.zsp
+		rm -rf "$sock/sym.sock" "$sock/symabs.sock" "$sock/symok.sock" "$sock/d" "$sock/sub" \
+			"$sock/own.sock" "$sock/link.sock" "$sock/link.tmp"
+		client sandbox -p "$policy" -- python3 -c "$PY" mediated "$mode"
+		for c in "allowed stream" "allowed absolute" "allowed dot" "allowed nonblocking" \
+			"allowed from a thread" "allowed seqpacket" "allowed seqpacket nonblocking" "symlink to allowed" \
+			"dotdot above" "relative up" "swap race" "addr race"; do
+			expect "$c" OK
+		done
+		for c in "other path" "other absolute" symlink "absolute symlink" dotdot \
+			"dotdot absolute" "own socket"; do
+			expect "$c" EACCES
+		done
+		if [ "$mode" = full ]; then
+			expect abstract EACCES
+			expect tcp OK
+		else
+			expect abstract ECONNREFUSED
+			expect tcp ECONNREFUSED
+		fi
+		sleep 0.5
+		check "the allowed stream socket received" 'arrived "accepted allowed stream-$mode" && arrived "accepted allowed abs-$mode" && arrived "accepted allowed dot-$mode" && arrived "accepted allowed nb-$mode" && arrived "accepted allowed thread-$mode" && arrived "accepted allowed symok-$mode" && arrived "accepted allowed above-$mode" && arrived "accepted allowed up-$mode"'
+		check "the allowed seqpacket socket received" 'arrived "accepted allowed-sp sp-$mode" && arrived "accepted allowed-sp spnb-$mode"'
+		check "the races reached the allowed socket" 'arrived "accepted allowed swap" && arrived "accepted allowed race"'
+		check "the address race never connected to the forbidden socket" 'grep -q "^addr race reached s.sock: 0 times" "$tmp/out"'
+		check "the address race did try the forbidden socket" '! grep -q "^addr race refused: 0 times" "$tmp/out" && grep -q "^addr race refused:" "$tmp/out"'
+		check "nothing reached the forbidden socket" '! grep -Eq "^accepted stream .*(-$mode|swap|race)$" "$sock/got"'
+		check "no abstract connection arrived" '! grep -q "^accepted abstract abstract-$mode" "$sock/got"'
+	done
+	# a test of the supervisor that cannot fail is none: the same address race without it
+	# (outside the sandbox) does reach the forbidden socket
+	what="the address race outside the sandbox"
+	rm -rf "$sock/sym.sock" "$sock/symabs.sock" "$sock/symok.sock" "$sock/d" "$sock/sub" \
+		"$sock/own.sock" "$sock/link.sock" "$sock/link.tmp"
+	(cd "$sock" && as "$who" env ZSP_RACE_N=3000 python3 -c "$PY" mediated control) >"$tmp/out" 2>&1 </dev/null
+	check "reaches the forbidden socket" '! grep -q "^addr race reached s.sock: 0 times" "$tmp/out" && grep -q "^addr race reached s.sock:" "$tmp/out"'
+	rm -rf "$sock/sym.sock" "$sock/symabs.sock" "$sock/symok.sock" "$sock/d" "$sock/sub" \
+		"$sock/own.sock" "$sock/link.sock" "$sock/link.tmp"
+
+	# -- mode full: the host's network, no unix datagrams, no unix socket without allow unix --
 	what="mode full"
 	client sandbox -p "$top_srcdir/tests/e2e/policies/netfull.zsp" -- python3 -c "$PY" try full
 	expect dgram EPERM
 	expect raw EPERM
+	expect stream EACCES
+	expect abstract EACCES
 
 	sleep 0.5
 	what="the host fixture after the sandboxed clients"
 	check "no datagram of the sandbox arrived" '! grep -Eq "^datagram .*-(sandbox|unix|full)$" "$sock/got"'
+	check "no pathname or abstract connection of mode full arrived" '! grep -Eq "^accepted (stream|abstract) .*-full$" "$sock/got"'
 	check "no connection of the sandbox arrived" '! grep -Eq "^accepted (abstract|tcp) .*-(sandbox|unix)$" "$sock/got"'
 	check "no connection of the built-in policy's sandbox arrived" '! grep -q "sandbox$" "$sock/got"'
 	kill "$server" 2>/dev/null
@@ -168,6 +314,15 @@ for who in $(identities); do
 	expect "socketpair stream" OK
 	expect "socketpair seqpacket" OK
 	expect "socketpair dgram" EPERM
+
+	# -- the same loopback with allow unix: its connects go through the supervisor --
+	what="loopback inside, mediated"
+	client sandbox -p "$top_srcdir/tests/e2e/policies/unix.zsp" -- python3 -c "$PY" loopback
+	expect "tcp 127.0.0.1" OK
+	expect "udp 127.0.0.1" OK
+	expect "tcp ::1" OK
+	expect "udp ::1" OK
+	expect "socketpair stream" OK
 done
 
 echo "$zsp_suite: $passed passed, $failed failed"
