@@ -189,6 +189,7 @@ typedef struct walk {
 	struct timespec start;
 	unsigned char *out;         /* the new index's payload */
 	size_t len, cap;
+	size_t dirs, reused;        /* directories recorded, and of them taken from the index */
 	bool oom;
 } walk;
 
@@ -318,6 +319,7 @@ static void wi_record(void *h, const char *rel, const struct stat *st, const zsp
 	if (rl > UINT32_MAX || n > UINT32_MAX)
 		return;
 	/* a directory the walk wrote while it was being read is kept, and found racy next time */
+	w->dirs++;
 	put(w, rl, 4);
 	put_bytes(w, rel, rl);
 	put(w, (uint64_t)st->st_dev, 8);
@@ -362,6 +364,7 @@ static bool wi_lookup(void *h, const char *rel, const struct stat *st, const zsp
 	*ents = d->ents;
 	*n = d->nents;
 	*any = d->any;
+	w->reused++;
 	wi_record(w, rel, st, d->ents, d->nents, d->any);
 	return true;
 }
@@ -400,6 +403,9 @@ static void wi_close(void *h, bool complete)
 		}
 		if (!ok)
 			note(pv, "cannot be written to", w->path, strerror(errno));
+		else if (pv->notes)
+			fprintf(pv->notes, "zsp-run: note: the walk's index %s: %zu of %zu directories unchanged, "
+				"not read again\n", w->path, w->reused, w->dirs);
 	}
 	zsp_walkindex_data_free(&w->old);
 	free(w->out);
