@@ -19,7 +19,6 @@
 #include "runtime/walkindex.h"
 
 #define MAGIC "ZSPWIDX\n"
-#define HEADER (8 + 4 + 4 + 8 + 8 + 32 + 32)
 #define RACY_SEC 2  /* a ctime this close to the recording walk may hide a later change */
 
 typedef struct reader {
@@ -95,15 +94,16 @@ bool zsp_walkindex_parse(const unsigned char *data, size_t len, const unsigned c
 	const char *magic = get_bytes(&r, 8);
 	if (!magic || memcmp(magic, MAGIC, 8) != 0)
 		return *why = "not an index", false;
-	if (get(&r, 4) != ZSP_WALKINDEX_VERSION)
-		return *why = "another version", false;
-	if (get(&r, 4) != uid)
-		return *why = "written for another user", false;
+	uint64_t version = get(&r, 4), owner = get(&r, 4);
 	int64_t since = (int64_t)get(&r, 8);
 	uint64_t plen = get(&r, 8);
 	const char *scope = get_bytes(&r, 32), *sum = get_bytes(&r, 32);
 	if (r.bad || plen != (uint64_t)(r.end - r.p))
 		return *why = "truncated", false;
+	if (version != ZSP_WALKINDEX_VERSION)
+		return *why = "another version", false;
+	if (owner != uid)
+		return *why = "written for another user", false;
 	if (memcmp(scope, scope_sha, 32) != 0)
 		return *why = "made for another root or policy", false;
 	unsigned char digest[32];
@@ -171,6 +171,25 @@ bool zsp_walkindex_parse(const unsigned char *data, size_t len, const unsigned c
 	}
 	out->since = since;
 	return true;
+}
+
+void zsp_walkindex_seal(unsigned char head[ZSP_WALKINDEX_HEADER], const unsigned char scope_sha[32],
+			uint32_t uid, int64_t since, const unsigned char *payload, size_t len)
+{
+	unsigned char *p = head;
+	memcpy(p, MAGIC, 8);
+	p += 8;
+	uint64_t fields[4] = { ZSP_WALKINDEX_VERSION, uid, (uint64_t)since, len };
+	size_t sizes[4] = { 4, 4, 8, 8 };
+	for (size_t f = 0; f < 4; f++)
+		for (size_t i = 0; i < sizes[f]; i++)
+			*p++ = (unsigned char)(fields[f] >> (8 * i));
+	memcpy(p, scope_sha, 32);
+	p += 32;
+	zsp_sha256 c;
+	zsp_sha256_init(&c);
+	zsp_sha256_update(&c, payload ? payload : (const unsigned char *)"", len);
+	zsp_sha256_final(&c, p);
 }
 
 /* ---- the provider ---- */
@@ -374,27 +393,15 @@ static void wi_close(void *h, bool complete)
 	walk *w = h;
 	provider *pv = w->pv;
 	if (complete && !w->oom) {
-		unsigned char head[HEADER], *p = head;
-		memcpy(p, MAGIC, 8);
-		p += 8;
-		uint64_t fields[4] = { ZSP_WALKINDEX_VERSION, geteuid(), (uint64_t)w->start.tv_sec, w->len };
-		size_t sizes[4] = { 4, 4, 8, 8 };
-		for (size_t f = 0; f < 4; f++)
-			for (size_t i = 0; i < sizes[f]; i++)
-				*p++ = (unsigned char)(fields[f] >> (8 * i));
-		memcpy(p, w->scope, 32);
-		p += 32;
-		zsp_sha256 c;
-		zsp_sha256_init(&c);
-		zsp_sha256_update(&c, w->out ? w->out : (unsigned char *)"", w->len);
-		zsp_sha256_final(&c, p);
+		unsigned char head[ZSP_WALKINDEX_HEADER];
+		zsp_walkindex_seal(head, w->scope, (uint32_t)geteuid(), (int64_t)w->start.tv_sec, w->out, w->len);
 		char tmp[sizeof(w->path) + 16];
 		snprintf(tmp, sizeof(tmp), "%s.XXXXXX", w->path);
 		int fd = mkostemp(tmp, O_CLOEXEC);
 		bool ok = fd >= 0;
 		if (ok) {
 			FILE *f = fdopen(fd, "w");
-			ok = f && fwrite(head, 1, HEADER, f) == HEADER &&
+			ok = f && fwrite(head, 1, sizeof(head), f) == sizeof(head) &&
 			     (!w->len || fwrite(w->out, 1, w->len, f) == w->len);
 			ok = f ? fclose(f) == 0 && ok : (close(fd), false);
 			ok = ok && rename(tmp, w->path) == 0;
