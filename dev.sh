@@ -158,7 +158,8 @@ fuzz_smoke() {
 	fz=$build-fuzz
 	build_in "$fz" CC=clang --enable-fuzz
 	pids=
-	for t in parser:corpus:zsp oracle:oracle-corpus:zsp gitcfg:gitcfg-corpus:gitcfg; do
+	for t in parser:corpus:zsp oracle:oracle-corpus:zsp gitcfg:gitcfg-corpus:gitcfg \
+		walkindex:walkindex-corpus:walkindex; do
 		name=${t%%:*}
 		seeds=${t#*:} && seeds=${seeds%:*}
 		rm -rf "$fz/fuzz-$name" && mkdir -p "$fz/fuzz-$name"

@@ -1030,8 +1030,15 @@ struct tree_walk {
 	bool (*visit)(struct tree_walk *t, size_t len, size_t dirlen, const char *name, unsigned char type);
 	/* a directory that the sandbox could read but the walk cannot (len bytes of t->buf) */
 	void (*cover)(struct tree_walk *t, size_t len);
+	/* could the visitor do anything with an entry of this name (walk_keeps)? */
+	bool (*candidate)(const struct tree_walk *t, const char *name, unsigned char type);
 	void *ctx;
+	const zsp_walk_index *ix;   /* the index between runs, and this walk's (NULL: none) */
+	void *ixh;
+	size_t rootlen;             /* t->buf's root: what the index's paths are relative to */
 };
+
+static void walk_fd(struct tree_walk *t, int dfd, size_t len);
 
 static void walk_refuse(struct tree_walk *t, size_t len, const char *why)
 {
@@ -1101,15 +1108,80 @@ static bool root_closed(const struct tree_walk *t, int dfd, const char *name)
 	return !(st.st_mode & x);
 }
 
+/* One entry of the directory dfd (path len bytes of t->buf): visited, and walked below when it is
+ * a directory the visitor wants. False: stop reading this directory. */
+static bool walk_entry(struct tree_walk *t, int dfd, size_t len, const char *name, unsigned char type)
+{
+	if (++t->seen > t->max) {
+		t->over = true;
+		return false;
+	}
+	size_t nl = strlen(name), end = len + 1 + nl;
+	if (!walk_room(t, end + 1))
+		return false;
+	t->buf[len] = '/';
+	memcpy(t->buf + len + 1, name, nl + 1);
+	size_t mark = t->mark;
+	bool down = t->visit(t, end, len, name, type);
+	if (t->pl->failed)
+		return false;
+	if (down && type == DT_DIR && !root_closed(t, dfd, name)) {
+		int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd >= 0)
+			walk_fd(t, cfd, end);
+		else if (errno == EMFILE || errno == ENFILE)
+			walk_refuse(t, end, "more directories deep than descriptors can be open (ulimit -n)");
+		else if (errno != ELOOP && errno != ENOTDIR)   /* no longer a directory: seen as it was */
+			walk_unreadable(t, dfd, name, end, errno);
+		if (t->pl->failed || t->over)
+			return false;
+	}
+	t->mark = mark;
+	return true;
+}
+
+/* The entries the index keeps of a directory: those a walk could do something with (every
+ * directory, and the names the visitor looks for). */
+static bool walk_keeps(const struct tree_walk *t, const char *name, unsigned char type)
+{
+	return type == DT_DIR || t->candidate(t, name, type);
+}
+
+/* A directory the index knows unchanged: its kept entries visited as if listed. */
+static bool walk_indexed(struct tree_walk *t, int dfd, size_t len, bool *any)
+{
+	struct stat st;
+	const zsp_walk_entry *es;
+	size_t n;
+	if (!t->ixh || fstat(dfd, &st) != 0 ||
+	    !t->ix->lookup(t->ixh, t->buf + t->rootlen, &st, &es, &n, any))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!walk_entry(t, dfd, len, es[i].name, es[i].type))
+			break;
+	return true;
+}
+
 static void walk_fd(struct tree_walk *t, int dfd, size_t len)
 {
+	bool any = false, whole = false;
+	t->buf[len] = 0;
+	if (walk_indexed(t, dfd, len, &any)) {
+		t->buf[len] = 0;
+		close(dfd);
+		whole = !t->pl->failed && !t->over;
+		goto listed;
+	}
+	struct stat st;
+	bool keep = t->ixh && fstat(dfd, &st) == 0;
+	zsp_walk_entry *kept = NULL;
+	size_t nkept = 0, keptcap = 0;
 	DIR *dir = fdopendir(dfd);
 	if (!dir) {
 		walk_refuse(t, len, strerror(errno));
 		close(dfd);
 		return;
 	}
-	bool any = false, whole = false;
 	for (;;) {
 		errno = 0;
 		struct dirent *de = readdir(dir);
@@ -1123,48 +1195,47 @@ static void walk_fd(struct tree_walk *t, int dfd, size_t len)
 		if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
 			continue;
 		any = true;
-		if (++t->seen > t->max) {
-			t->over = true;
-			break;
-		}
-		size_t nl = strlen(name), end = len + 1 + nl;
-		if (!walk_room(t, end + 1))
-			break;
-		t->buf[len] = '/';
-		memcpy(t->buf + len + 1, name, nl + 1);
 		unsigned char type = de->d_type;
 		if (type == DT_UNKNOWN) {
-			struct stat st;
-			if (fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			struct stat est;
+			if (fstatat(dirfd(dir), name, &est, AT_SYMLINK_NOFOLLOW) != 0) {
 				if (errno == ENOENT)
 					continue;
-				walk_refuse(t, end, strerror(errno));
+				int err = errno;
+				size_t end = len + 1 + strlen(name);
+				if (walk_room(t, end + 1)) {
+					t->buf[len] = '/';
+					memcpy(t->buf + len + 1, name, end - len);
+					walk_refuse(t, end, strerror(err));
+				}
 				break;
 			}
-			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+			type = S_ISDIR(est.st_mode) ? DT_DIR : S_ISLNK(est.st_mode) ? DT_LNK : DT_REG;
 		}
-		size_t mark = t->mark;
-		bool down = t->visit(t, end, len, name, type);
-		if (t->pl->failed)
-			break;
-		if (down && type == DT_DIR && !root_closed(t, dirfd(dir), name)) {
-			int cfd = openat(dirfd(dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (cfd >= 0)
-				walk_fd(t, cfd, end);
-			else if (errno == EMFILE || errno == ENFILE)
-				walk_refuse(t, end, "more directories deep than descriptors can be open (ulimit -n)");
-			else if (errno != ELOOP && errno != ENOTDIR)   /* no longer a directory: seen as it was */
-				walk_unreadable(t, dirfd(dir), name, end, errno);
-			if (t->pl->failed || t->over)
+		if (keep && walk_keeps(t, name, type)) {
+			zsp_walk_entry *nk = keptcap > nkept ? kept
+					   : zsp_arena_grow(t->pl->a, kept, nkept, &keptcap, sizeof(*kept));
+			char *nm = nk ? zsp_arena_strdup(t->pl->a, name) : NULL;
+			if (!nm) {
+				nomem(t->pl);
 				break;
+			}
+			kept = nk;
+			kept[nkept++] = (zsp_walk_entry){ nm, type };
 		}
-		t->mark = mark;
+		if (!walk_entry(t, dirfd(dir), len, name, type))
+			break;
 	}
 	t->buf[len] = 0;
 	closedir(dir);
+	if (keep && whole && !t->over && !t->pl->failed)
+		t->ix->record(t->ixh, t->buf + t->rootlen, &st, kept, nkept, any);
+listed:
 	/* a protected directory read whole here need not be read again to see whether it is empty
 	 * (looked up now: the probes may have moved while the entries were visited) */
-	probe *pr = whole && len < PATH_MAX ? probe_known(t->pl, len ? t->buf : "/") : NULL;
+	if (!whole)
+		return;
+	probe *pr = len < PATH_MAX ? probe_known(t->pl, len ? t->buf : "/") : NULL;
 	if (pr && !pr->err && S_ISDIR(pr->mode))
 		pr->listed = any ? LISTED_FULL : LISTED_EMPTY;
 }
@@ -1174,6 +1245,7 @@ static bool walk_tree(struct tree_walk *t, const char *root)
 {
 	bool top = strcmp(root, "/") == 0;
 	size_t len = top ? 0 : strlen(root);
+	t->rootlen = len;
 	if (!walk_room(t, len + 1))
 		return false;
 	memcpy(t->buf, root, len);
@@ -1331,6 +1403,48 @@ static bool pwalk_visit(struct tree_walk *t, size_t len, size_t dirlen, const ch
 	return w->nglobs || !dotgit;
 }
 
+/* The entries pwalk_visit can do something with: a .git, a protected name's key, a glob's
+ * literal last component (a glob without one makes every entry a candidate). */
+static bool pwalk_candidate(const struct tree_walk *t, const char *name, unsigned char type)
+{
+	(void)type;
+	const struct pwalk *w = t->ctx;
+	if (strcmp(name, ".git") == 0 ||
+	    bsearch(name, w->rules, w->nrules, sizeof(*w->rules), pwalk_name_cmp))
+		return true;
+	for (size_t i = 0; i < w->nglobs; i++)
+		if (!w->lasts[i] || strcmp(w->lasts[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The index of this root's walk, when the runner keeps one and it can serve: every name and
+ * pattern the walk looks for is in its scope, so an index made for another policy is another's. */
+static void pwalk_index(plan *pl, struct tree_walk *t, const char *root)
+{
+	const struct pwalk *w = t->ctx;
+	const zsp_walk_index *ix = pl->o->walk_index;
+	if (!ix || t->max != SIZE_MAX)
+		return;
+	for (size_t i = 0; i < w->nglobs; i++)
+		if (!w->lasts[i])
+			return;   /* every entry matters: an index would keep whole listings */
+	zsp_buf b = { 0 };
+	zsp_buf_printf(&b, "zsp walk 1\nroot %s\nuid %ld\n", root, (long)geteuid());
+	for (size_t i = 0; i < w->nrules; i++)
+		zsp_buf_printf(&b, "protect %s\n", w->rules[i]->protect);
+	for (size_t i = 0; i < w->nglobs; i++)
+		zsp_buf_printf(&b, "glob %d %s\n", (int)w->globs[i]->access, w->globs[i]->path);
+	if (b.oom) {
+		zsp_buf_free(&b);
+		nomem(pl);
+		return;
+	}
+	t->ix = ix;
+	t->ixh = ix->open(ix->ctx, b.data, b.len);
+	zsp_buf_free(&b);
+}
+
 /* A directory below a writable root the walk cannot read, which the sandbox could: each glob
  * that denies or makes read-only holds for it whole, and with protected names it is read-only
  * whole, so no protected name can be made or changed in it. */
@@ -1364,8 +1478,11 @@ static void walk_root(plan *pl, const zsp_ir_fs_rule *root)
 	qsort(rules, w.nrules, sizeof(*rules), pwalk_rule_cmp);
 	struct tree_walk t = { .pl = pl, .max = pl->o->walk_max ? pl->o->walk_max : SIZE_MAX,
 			       .r = w.nglobs ? w.globs[0] : root, .visit = pwalk_visit, .cover = pwalk_cover,
-			       .ctx = &w };
+			       .candidate = pwalk_candidate, .ctx = &w };
+	pwalk_index(pl, &t, root->path);
 	walk_tree(&t, root->path);
+	if (t.ixh)
+		t.ix->close(t.ixh, !pl->failed && !t.over);
 	if (t.over && w.nglobs) {
 		zsp_diag_error(pl->d, w.globs[0]->loc, "`%s` would need more than %zu entries of `%s` to be "
 			       "walked to find its matches", w.globs[0]->path, t.max, root->path);

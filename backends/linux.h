@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "backends/backend.h"
 #include "compiler/ir.h"
@@ -28,6 +29,34 @@ enum {
  * unmount of a mount point without CAP_SYS_ADMIN. */
 #define ZSP_EXEC_PATH "/dev/zsp-exec"
 
+/* An index of the walks of writable roots kept between runs (runtime/walkindex.c; doc/linux.md
+ * "The walk's index"). For each directory a walk read whole it keeps the directory's device,
+ * inode and ctime and the entries that can matter (child directories and the names the policy
+ * looks for): a directory whose ctime did not change since is not read again. The backend only
+ * asks; what it gets back it checks as it would a listing. NULL in zsp_linux_opts: every
+ * directory is read (zspc), and the plan is the same. */
+typedef struct zsp_walk_entry {
+	const char *name;
+	unsigned char type;       /* DT_DIR, DT_REG, DT_LNK, ... (never DT_UNKNOWN) */
+} zsp_walk_entry;
+
+typedef struct zsp_walk_index {
+	void *ctx;
+	/* The index of one walk: scope names the root and every name and pattern the walk looks
+	 * for (an index made for other patterns is never used). NULL: none (walk everything). */
+	void *(*open)(void *ctx, const char *scope, size_t len);
+	/* The recorded entries of the directory at rel ("" the root itself, else "/a/b") when st
+	 * (its fstat now) has the recorded device, inode and ctime and that ctime is not racy; the
+	 * entries stay valid until close. *any: it had entries of any name at all. */
+	bool (*lookup)(void *h, const char *rel, const struct stat *st, const zsp_walk_entry **ents,
+		       size_t *n, bool *any);
+	/* The directory at rel, with st as fstat'ed before it was read, had these entries. */
+	void (*record)(void *h, const char *rel, const struct stat *st, const zsp_walk_entry *ents,
+		       size_t n, bool any);
+	/* The walk is over: complete (the index may be written) or not (it must not). */
+	void (*close)(void *h, bool complete);
+} zsp_walk_index;
+
 typedef struct zsp_linux_opts {
 	const char *chdir;        /* --chdir; NULL: none */
 	char *const *environ;     /* the environment the sandbox's is built from (NULL: none) */
@@ -44,6 +73,7 @@ typedef struct zsp_linux_opts {
 				   * that does not exist yet); NULL: config is mounted read-only */
 	bool exec_step;           /* bind zsp-exec from ZSP_FD_EXEC at ZSP_EXEC_PATH, last: the
 				   * command then runs as ZSP_EXEC_PATH [OPTIONS] -- CMD... */
+	const zsp_walk_index *walk_index; /* NULL: none */
 	const char *sandbox_dir;  /* the state of this policy and workspace, canonical: its caches
 				   * and its private /tmp (runtime/sandbox.h); NULL: none, and a
 				   * policy that needs them cannot be lowered */

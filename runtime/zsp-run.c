@@ -24,6 +24,7 @@
 #include "runtime/session.h"
 #include "runtime/store.h"
 #include "runtime/verify.h"
+#include "runtime/walkindex.h"
 
 extern char **environ;
 extern const char zsp_default_policy[], zsp_default_credentials[];
@@ -60,7 +61,8 @@ static const char usage_text[] =
 	"  --no-proc          no /proc in the sandbox (where a container forbids mounting it)\n"
 	"  --print            print the bwrap options instead of running\n"
 	"  -v, --verbose      print the environment handed to the sandbox (names and values: your\n"
-	"                     own, on your stderr), the names env clear dropped, and the command\n"
+	"                     own, on your stderr), the names env clear dropped, the command, and\n"
+	"                     what the walk took from its index between runs\n"
 	"  -c COMMAND         ask the policy about `terminal \"COMMAND\"` first (then the grants,\n"
 	"                     then you on the terminal), and run it with /bin/sh -c when allowed\n"
 	"  --shell PATH       -c: run it with PATH -c instead, and have the policy judge it as that\n"
@@ -692,6 +694,11 @@ static int run(struct run_opts *o, char *const *cmd)
 		.readonly = ir->inputs, .nreadonly = ir->ninputs,
 		.hidden = hidden_ptrs, .nhidden = nhidden, .exec_step = true,
 	};
+	/* the walk's index between runs: zsp's state, hidden from the sandbox like the rest */
+	char *ix_state = zsp_state_dir(o->state_dir);
+	zsp_walk_index *ix = ix_state ? zsp_walkindex_new(ix_state, o->verbose ? stderr : NULL) : NULL;
+	free(ix_state);
+	lo.walk_index = ix;
 	char why_no_layers[PATH_MAX + 128] = "";
 	char *layers = o->print ? NULL : layer_base(o, why_no_layers, sizeof(why_no_layers));
 	lo.layer_dir = layers;
@@ -749,6 +756,7 @@ static int run(struct run_opts *o, char *const *cmd)
 	zsp_arena_free(a);
 	zsp_gitlayer_base_remove(layers);   /* when empty: no run, or no layer was needed */
 	free(layers);
+	zsp_walkindex_free(ix);
 	free(cwd);
 	zsp_compiler_free(c);
 	zsp_policy_set_free(set);
