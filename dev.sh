@@ -158,8 +158,10 @@ fuzz_smoke() {
 	fz=$build-fuzz
 	build_in "$fz" CC=clang --enable-fuzz
 	pids=
-	for t in parser:corpus:zsp oracle:oracle-corpus:zsp gitcfg:gitcfg-corpus:gitcfg \
-		walkindex:walkindex-corpus:walkindex; do
+	# NAME:CORPUS:DICT of each target: all are run, and all are judged
+	targets="parser:corpus:zsp oracle:oracle-corpus:zsp gitcfg:gitcfg-corpus:gitcfg
+		walkindex:walkindex-corpus:walkindex"
+	for t in $targets; do
 		name=${t%%:*}
 		seeds=${t#*:} && seeds=${seeds%:*}
 		rm -rf "$fz/fuzz-$name" && mkdir -p "$fz/fuzz-$name"
@@ -172,7 +174,8 @@ fuzz_smoke() {
 	for pid in $pids; do
 		wait "$pid" || true   # judged by what each printed
 	done
-	for name in parser oracle gitcfg; do
+	for t in $targets; do
+		name=${t%%:*}
 		if grep -q "^Done [0-9]* runs" "$fz/fuzz-$name.out"; then
 			say "fuzz_$name: $(grep -o "Done [0-9]* runs in [0-9]* second(s)" "$fz/fuzz-$name.out")"
 			passed=$((passed + 1))
