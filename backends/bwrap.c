@@ -77,8 +77,9 @@ typedef struct plan {
 	size_t n, cap;
 	char **argv;
 	size_t argc, argcap;
-	char **ph, **locks, **roots, **fixed, **dropped;
+	char **ph, **locks, **roots, **fixed, **dropped, **masks;
 	size_t nph, phcap, nlocks, lockcap, nroots, rootcap, nfixed, fixedcap, ndropped, droppedcap;
+	size_t nmasks, maskcap;
 	zsp_bwrap_layer *layers;
 	size_t nlayers, layercap;
 	bool failed;
@@ -2176,6 +2177,13 @@ static void emit_ent(plan *pl, size_t i)
 			hide_dir(pl, i, !has_descendant(pl, i));
 			return;
 		}
+		/* zsp-run masks files itself while the exec step waits: bwrap reads its whole mount
+		 * table after each bind, so a mask per match would cost launch time in the square of
+		 * the matches (doc/linux.md "Masks") */
+		if (pl->o->exec_step) {
+			push_str(pl, &pl->masks, &pl->nmasks, &pl->maskcap, e->path);
+			return;
+		}
 		char fd[16];
 		snprintf(fd, sizeof(fd), "%d", ZSP_FD_EMPTY);
 		args(pl, "--perms", "0000", NULL);
@@ -2435,6 +2443,14 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	/* after every mount of the policy's, so that none covers it (doc/linux.md "The exec step") */
 	if (o->exec_step) {
 		char fd[16];
+		/* a file of bwrap's /dev, not --ro-bind-data's: the kernel refuses to mount a clone of
+		 * that, whose file bwrap has unlinked. zsp-run binds it read-only over itself first
+		 * (runtime/mask.c). */
+		if (pl.nmasks) {
+			snprintf(fd, sizeof(fd), "%d", ZSP_FD_EMPTY);
+			args(&pl, "--perms", "0000", NULL);
+			args(&pl, "--file", fd, ZSP_MASK_PATH);
+		}
 		snprintf(fd, sizeof(fd), "%d", ZSP_FD_EXEC);
 		args(&pl, "--ro-bind-fd", fd, ZSP_EXEC_PATH);
 	}
@@ -2469,6 +2485,8 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 	out->ndropped = pl.ndropped;
 	out->state = pl.state;
 	out->nstate = pl.nstate;
+	out->masks = pl.masks;
+	out->nmasks = pl.nmasks;
 	return ZSP_OK;
 }
 
@@ -2482,6 +2500,16 @@ void zsp_bwrap_argv_text(const zsp_bwrap_plan *bp, bool nul, zsp_buf *out)
 		}
 		zsp_buf_add(out, q ? q : bp->argv[i], strlen(q ? q : bp->argv[i]));
 		zsp_buf_putc(out, nul ? '\0' : '\n');
+		free(q);
+	}
+	/* zsp-run's masks, for the reader: bwrap never sees them (doc/linux.md "Masks") */
+	for (size_t i = 0; !nul && i < bp->nmasks; i++) {
+		char *q = zsp_shell_quote(bp->masks[i]);
+		if (!q) {
+			out->oom = true;
+			return;
+		}
+		zsp_buf_printf(out, "# masked by zsp-run: %s\n", q);
 		free(q);
 	}
 }

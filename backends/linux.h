@@ -29,6 +29,10 @@ enum {
  * unmount of a mount point without CAP_SYS_ADMIN. */
 #define ZSP_EXEC_PATH "/dev/zsp-exec"
 
+/* The source of the runner's masks: an empty file of mode 0, read-only, in bwrap's /dev beside
+ * the exec step. Every mask is a bind of it (doc/linux.md "Masks"). */
+#define ZSP_MASK_PATH "/dev/zsp-mask"
+
 /* An index of the walks of writable roots kept between runs (runtime/walkindex.c; doc/linux.md
  * "The walk's index"). For each directory a walk read whole it keeps the directory's device,
  * inode and ctime and the entries that can matter (child directories and the names the policy
@@ -130,6 +134,10 @@ typedef struct zsp_bwrap_plan {
 	size_t ndropped;
 	zsp_bwrap_state *state;   /* the sandbox's own directories to create (parents first) */
 	size_t nstate;
+	char **masks;             /* files masked by the runner (exec_step only), after every
+				   * mount of bwrap's, while the exec step waits (zsp-exec
+				   * --masks-sock; doc/linux.md "Masks") */
+	size_t nmasks;
 } zsp_bwrap_plan;
 
 /* Every parameter the policy uses must be resolved. Paths are canonicalized against the file

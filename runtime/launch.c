@@ -26,6 +26,7 @@
 #include "runtime/gitlayer.h"
 #include "runtime/guard.h"
 #include "runtime/launch.h"
+#include "runtime/mask.h"
 #include "runtime/pty.h"
 #include "runtime/supervise.h"
 
@@ -42,9 +43,10 @@
 /* The descriptors bwrap is given: ZSP_FD_SECCOMP, ZSP_FD_EMPTY and ZSP_FD_EXEC (linux.h) are
  * the argv's; these are the invocation's; FD_STATE and up: the descriptors of the sandbox's own
  * directories (--bind-fd), then nothing. */
-enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_NOTIFY_FILTER = 9, FD_NOTIFY_SOCK = 10, FD_STATE = 11,
-       MAX_STATE_FDS = 64 };
-enum { NFDS = 8 };  /* seccomp, empty, args, status, exec, ready, notify filter, notify socket */
+enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_NOTIFY_FILTER = 9, FD_NOTIFY_SOCK = 10, FD_MASKS = 11,
+       FD_STATE = 12, MAX_STATE_FDS = 64 };
+enum { NFDS = 9 };  /* seccomp, empty, args, status, exec, ready, notify filter, notify socket,
+		     * masks socket */
 
 const char *zsp_bwrap_path(void)
 {
@@ -147,7 +149,8 @@ static int memfd_with(const char *name, const void *data, size_t len)
 	return fd;
 }
 
-static int args_fd(char *const *argv, size_t argc)
+/* A sealed memfd of the strings, each ending in a NUL: bwrap's --args. */
+static int strings_fd(const char *name, char *const *argv, size_t argc)
 {
 	size_t len = 0;
 	for (size_t i = 0; i < argc; i++)
@@ -160,7 +163,7 @@ static int args_fd(char *const *argv, size_t argc)
 		memcpy(o, argv[i], n);
 		o += n;
 	}
-	int fd = memfd_with("zsp-bwrap-args", buf, len);
+	int fd = memfd_with(name, buf, len);
 	free(buf);
 	return fd;
 }
@@ -312,7 +315,8 @@ static _Noreturn void child_main(spawn *c)
 	sigprocmask(SIG_SETMASK, c->mask, NULL);
 
 	const int targets[NFDS] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS,          FD_STATUS,
-				    ZSP_FD_EXEC,    FD_READY,     FD_NOTIFY_FILTER, FD_NOTIFY_SOCK };
+				    ZSP_FD_EXEC,    FD_READY,     FD_NOTIFY_FILTER, FD_NOTIFY_SOCK,
+				    FD_MASKS };
 	int moved[NFDS + MAX_STATE_FDS];
 	int first_free = FD_STATE + (int)c->nstate;
 	c->what = "cannot set up descriptors";
@@ -360,20 +364,21 @@ fail:
 }
 
 /* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds [--ctty]
- * [--notify-filter-fd 9 --notify-sock-fd 10] --] CMD...: NULL-terminated, malloc'd. --ctty with
- * a pty: the exec step makes it the controlling terminal; the notify options with the connect
- * supervisor. */
-static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool notify)
+ * [--masks-sock 11] [--notify-filter-fd 9 --notify-sock-fd 10] --] CMD...: NULL-terminated,
+ * malloc'd. --ctty with a pty: the exec step makes it the controlling terminal; --masks-sock
+ * with the plan's masks (runtime/mask.h); the notify options with the connect supervisor. */
+static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks, bool notify)
 {
 	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 }, fr[] = { '0' + FD_READY, 0 };
-	static char fnf[] = { '0' + FD_NOTIFY_FILTER, 0 }, fns[] = "10";
+	static char fnf[] = { '0' + FD_NOTIFY_FILTER, 0 }, fns[] = "10", fm[] = "11";
 	static char *const head[] = { "bwrap", "--args", fa, "--json-status-fd", fs, "--" };
 	static char *const step[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds" };
 	static char *const notify_opts[] = { "--notify-filter-fd", fnf, "--notify-sock-fd", fns };
-	_Static_assert(FD_NOTIFY_SOCK == 10, "fns");
+	static char *const mask_opts[] = { "--masks-sock", fm };
+	_Static_assert(FD_NOTIFY_SOCK == 10 && FD_MASKS == 11, "fns, fm");
 	size_t nh = sizeof(head) / sizeof(head[0]), nstep = sizeof(step) / sizeof(step[0]);
-	size_t nn = sizeof(notify_opts) / sizeof(notify_opts[0]);
-	size_t ns = !exec_step ? 0 : nstep + (ctty ? 1 : 0) + (notify ? nn : 0) + 1;
+	size_t nn = sizeof(notify_opts) / sizeof(notify_opts[0]), nm = sizeof(mask_opts) / sizeof(mask_opts[0]);
+	size_t ns = !exec_step ? 0 : nstep + (ctty ? 1 : 0) + (masks ? nm : 0) + (notify ? nn : 0) + 1;
 	size_t n = 0;
 	while (cmd[n])
 		n++;
@@ -387,6 +392,10 @@ static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool notif
 		k += nstep;
 		if (ctty)
 			argv[k++] = "--ctty";
+		if (masks) {
+			memcpy(argv + k, mask_opts, sizeof(mask_opts));
+			k += nm;
+		}
 		if (notify) {
 			memcpy(argv + k, notify_opts, sizeof(notify_opts));
 			k += nn;
@@ -410,7 +419,7 @@ static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], const int *st
 	sigfillset(&all);
 	spawn c = { .l = l, .fds = fds, .state = state, .nstate = nstate, .pty = pty,
 		    .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
-	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0, fds[6] >= 0);
+	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0, fds[8] >= 0, fds[6] >= 0);
 	if (!argv) {
 		*why = "cannot start bwrap: out of memory";
 		return -1;
@@ -654,8 +663,8 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	held h = { 0 };
 	zsp_gitlayer *gl = NULL;
 	char cgroup[512] = "";
-	int fds[NFDS] = { -1, -1, -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
-	int notify_pair[2] = { -1, -1 };
+	int fds[NFDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
+	int notify_pair[2] = { -1, -1 }, masks_pair[2] = { -1, -1 };
 	zsp_supervisor *sup = NULL;
 	int state[MAX_STATE_FDS];
 	size_t nstate = 0;
@@ -677,12 +686,16 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	}
 	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
 	fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fds[2] = args_fd(bargv, l->plan.argc);
+	fds[2] = strings_fd("zsp-bwrap-args", bargv, l->plan.argc);
 	if (pipe2(status_pipe, O_CLOEXEC) == 0)
 		fds[3] = status_pipe[1];
 	if (l->exec_step && pipe2(ready_pipe, O_CLOEXEC) == 0)
 		fds[5] = ready_pipe[1];
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || (l->exec_step && fds[5] < 0)) {
+	if (l->plan.nmasks && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, masks_pair) == 0 &&
+	    zsp_masks_listen(masks_pair[0]) == 0)
+		fds[8] = masks_pair[1];
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || (l->exec_step && fds[5] < 0) ||
+	    (l->plan.nmasks && fds[8] < 0)) {
 		snprintf(msg, sizeof(msg), "cannot prepare bwrap's inputs: %s", strerror(errno));
 		*why = msg;
 		goto out;
@@ -728,6 +741,16 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 				close(fds[i]);
 			fds[i] = -1;
 		}
+		if (fds[8] >= 0)
+			close(fds[8]);
+		fds[8] = -1;
+		/* before the supervisor: the exec step asks for the masks first of all */
+		if (masks_pair[0] >= 0 &&
+		    zsp_masks_make(masks_pair[0], l->plan.masks, l->plan.nmasks, msg, sizeof(msg)) != ZSP_OK)
+			zsp_warn("%s", msg);
+		if (masks_pair[0] >= 0)
+			close(masks_pair[0]);
+		masks_pair[0] = -1;
 		if (sup) {
 			zsp_supervisor *s = sup;
 			sup = NULL;
@@ -784,6 +807,8 @@ out:
 		close(ready_pipe[0]);
 	if (notify_pair[0] >= 0)
 		close(notify_pair[0]);
+	if (masks_pair[0] >= 0)
+		close(masks_pair[0]);
 	zsp_supervise_free(sup);
 	if (started && l->sandbox)
 		trim_after(l);

@@ -4,8 +4,8 @@
  * (bwrap's own failed exec exits 1, which zsp-run also uses for policy errors). libc only,
  * linked statically: it runs in sandboxes that may show no libraries at all.
  *
- * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--notify-filter-fd F --notify-sock-fd S]
- *                 -- COMMAND [ARG]...
+ * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M]
+ *                 [--notify-filter-fd F --notify-sock-fd S] -- COMMAND [ARG]...
  *   --ready-fd N  write one byte to descriptor N before the exec, then close it: the command's
  *                 status is then the command's, not the sandbox's setup failing (zsp-run)
  *   --close-fds   every descriptor above 2 closes at the exec (zsp-run hands nothing else in:
@@ -13,14 +13,19 @@
  *   --ctty        the terminal on stdin, stdout or stderr (the sandbox's own pty: zsp-run gives
  *                 nothing else) becomes the controlling terminal of a new session zsp-exec
  *                 leads: /dev/tty, job control, ^C and ^Z work in the sandbox
+ *   --masks-sock M
+ *                 first of all, write one byte to the unix socket M and wait for zsp-run's
+ *                 answer: zsp-run masks the policy's files in the sandbox's mount namespace
+ *                 meanwhile, from outside, and answers "k" when every one holds (doc/linux.md
+ *                 "Masks"); any other answer, or none, and the command does not run
  *   --notify-filter-fd F --notify-sock-fd S
  *                 install the BPF program read from F as a seccomp filter with a listener
  *                 (SECCOMP_FILTER_FLAG_NEW_LISTENER), send the listener over the unix socket S
  *                 to zsp-run's connect supervisor (runtime/supervise.c), close all three: the
  *                 command and its children never hold the listener
- * exit: the command's; 127 or 126 when it cannot be run; 125 on a usage error or when the ready
- * byte cannot be written or the filter cannot be installed and handed over (then the command
- * does not run). */
+ * exit: the command's; 127 or 126 when it cannot be run; 125 on a usage error, when the masks
+ * are not made, or when the ready byte cannot be written or the filter cannot be installed and
+ * handed over (then the command does not run). */
 #include "config.h"
 
 #include <errno.h>
@@ -253,6 +258,23 @@ static int parse_fd(const char *s)
 	return (int)v;
 }
 
+/* zsp-run makes the masks while this waits: the sandbox's mounts are all there now, and nothing
+ * of the command's runs yet. The kernel attaches this process's pid to the byte (zsp-run set
+ * SO_PASSCRED), so zsp-run finds the mount namespace without asking the sandbox. */
+static void await_masks(int sock)
+{
+	char c = 'm';
+	ssize_t n;
+	while ((n = write(sock, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1)
+		while ((n = read(sock, &c, 1)) < 0 && errno == EINTR)
+			;
+	if (n != 1 || c != 'k')
+		fail(NULL, "zsp-exec: zsp-run did not mask the policy's files, so the command does not run", EXIT_SETUP);
+	close(sock);
+}
+
 /* The connect() filter with its listener, which goes to zsp-run over sock (SCM_RIGHTS); every
  * failure ends the run before the command: without the supervisor the filter would leave
  * connect() to whatever it names. */
@@ -296,7 +318,7 @@ static void install_notify(int filter, int sock)
 
 int main(int argc, char **argv)
 {
-	int ready = -1, filter = -1, sock = -1;
+	int ready = -1, filter = -1, sock = -1, masks = -1;
 	bool close_fds = false, ctty = false;
 	int i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -306,6 +328,8 @@ int main(int argc, char **argv)
 			close_fds = true;
 		else if (strcmp(argv[i], "--ctty") == 0)
 			ctty = true;
+		else if (strcmp(argv[i], "--masks-sock") == 0 && i + 1 < argc && (masks = parse_fd(argv[i + 1])) >= 0)
+			i++;
 		else if (strcmp(argv[i], "--notify-filter-fd") == 0 && i + 1 < argc &&
 			 (filter = parse_fd(argv[i + 1])) >= 0)
 			i++;
@@ -313,7 +337,7 @@ int main(int argc, char **argv)
 			 (sock = parse_fd(argv[i + 1])) >= 0)
 			i++;
 		else
-			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] "
+			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M] "
 			     "[--notify-filter-fd F --notify-sock-fd S] -- COMMAND [ARG]...", EXIT_SETUP);
 	}
 	if (i + 1 >= argc)
@@ -321,6 +345,8 @@ int main(int argc, char **argv)
 	if ((filter >= 0) != (sock >= 0))
 		fail(NULL, "zsp-exec: --notify-filter-fd and --notify-sock-fd go together", EXIT_SETUP);
 	char **cmd = argv + i + 1;
+	if (masks >= 0)
+		await_masks(masks);
 	if (filter >= 0)
 		install_notify(filter, sock);
 	if (close_fds)

@@ -1,0 +1,259 @@
+/* mask.c: zsp-run's file masks (mask.h; doc/linux.md "Masks"). A child of zsp-run joins the
+ * user namespace that owns the sandbox's mount namespace (zsp-run's uid made it, through bwrap,
+ * so the child holds every capability there), then the mount namespace itself, whose root is
+ * the sandbox's root. There it clones the mask's mount once per path and moves it onto the
+ * path: no mount table is read, so a mask costs the same whatever the number of mounts. The
+ * command runs in a user namespace nested below that one (bwrap --disable-userns) with no
+ * capability, so it can neither unmount a mask nor mount over one. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/nsfs.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backends/linux.h"
+#include "compiler/zsp.h"
+#include "runtime/mask.h"
+
+/* What the child reports when a mask fails: the step, its errno, the path's index. */
+typedef struct report {
+	int step;
+	int err;
+	size_t at;
+} report;
+
+enum { STEP_OK, STEP_SAME_NS, STEP_JOIN, STEP_SOURCE, STEP_OPEN, STEP_LINK, STEP_DIR, STEP_MOUNT, STEP_CHECK };
+
+int zsp_masks_listen(int sock)
+{
+	int one = 1;
+	return setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+}
+
+/* The pid the kernel attached to the exec step's request byte: >0, 0 when the sandbox closed
+ * the socket first, -1 with errno. */
+static pid_t request(int sock)
+{
+	char c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	ssize_t n;
+	while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return (pid_t)n;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS && c == 'm') {
+			struct ucred cr;
+			memcpy(&cr, CMSG_DATA(h), sizeof(cr));
+			if (cr.pid > 0)
+				return cr.pid;
+		}
+	errno = EPROTO;
+	return -1;
+}
+
+static int open_beneath_root(const char *path)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/* A read-only clone of src's mount moved onto t; false with errno set. */
+static bool bind_ro(int src, int t)
+{
+	int tree = (int)syscall(SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						 MOUNT_ATTR_NOEXEC };
+	bool ok = tree >= 0 && syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) == 0 &&
+		 syscall(SYS_move_mount, tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0;
+	int e = errno;
+	if (tree >= 0)
+		close(tree);
+	errno = e;
+	return ok;
+}
+
+/* One mask; STEP_OK, or the step that failed with errno set. */
+static int mask_one(int src, const struct stat *srcst, const char *path)
+{
+	int t = open_beneath_root(path);
+	if (t < 0)
+		return errno == ENOENT ? STEP_OK : errno == ELOOP ? STEP_LINK : STEP_OPEN;
+	struct stat st;
+	if (fstat(t, &st) != 0) {
+		close(t);
+		return STEP_OPEN;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(t);
+		errno = EISDIR;
+		return STEP_DIR;
+	}
+	bool ok = bind_ro(src, t);
+	int e = errno;
+	close(t);
+	if (!ok) {
+		errno = e;
+		return STEP_MOUNT;
+	}
+	/* what the command will open there: the mask itself, read-only */
+	struct statvfs sv;
+	int c = open_beneath_root(path);
+	ok = c >= 0 && fstat(c, &st) == 0 && fstatvfs(c, &sv) == 0 && st.st_dev == srcst->st_dev &&
+	     st.st_ino == srcst->st_ino && st.st_size == 0 && (sv.f_flag & ST_RDONLY);
+	if (c >= 0)
+		close(c);
+	if (!ok) {
+		errno = EEXIST;
+		return STEP_CHECK;
+	}
+	return STEP_OK;
+}
+
+static _Noreturn void child(pid_t pid, char *const *paths, size_t n, int out)
+{
+	report r = { .step = STEP_JOIN };
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+	int mnt = open(p, O_RDONLY | O_CLOEXEC);
+	struct stat a, b;
+	if (mnt < 0 || fstat(mnt, &a) != 0 || stat("/proc/self/ns/mnt", &b) != 0)
+		goto fail;
+	/* never the host's own mounts */
+	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		r.step = STEP_SAME_NS;
+		errno = EINVAL;
+		goto fail;
+	}
+	int uns = ioctl(mnt, NS_GET_USERNS);
+	if (uns < 0 || setns(uns, CLONE_NEWUSER) != 0 || setns(mnt, CLONE_NEWNS) != 0)
+		goto fail;
+	/* joining the mount namespace made its root (the sandbox's) this process's root and cwd */
+	r.step = STEP_SOURCE;
+	struct stat srcst;
+	struct statvfs sv;
+	int src = open_beneath_root(ZSP_MASK_PATH);
+	if (src < 0 || fstat(src, &srcst) != 0)
+		goto fail;
+	if (!S_ISREG(srcst.st_mode) || srcst.st_size != 0 || (srcst.st_mode & 07777) != 0) {
+		errno = EINVAL;
+		goto fail;
+	}
+	/* bwrap's file is on its writable /dev, and the command's uid owns it: read-only over
+	 * itself first, or the command could chmod it and write through every mask */
+	if (!bind_ro(src, src))
+		goto fail;
+	close(src);
+	src = open_beneath_root(ZSP_MASK_PATH);
+	if (src < 0 || fstat(src, &srcst) != 0 || fstatvfs(src, &sv) != 0)
+		goto fail;
+	if (!(sv.f_flag & ST_RDONLY) || !S_ISREG(srcst.st_mode) || srcst.st_size != 0) {
+		errno = EINVAL;
+		goto fail;
+	}
+	for (r.at = 0; r.at < n; r.at++)
+		if ((r.step = mask_one(src, &srcst, paths[r.at])) != STEP_OK)
+			goto fail;
+	_exit(0);
+fail:
+	r.err = errno;
+	(void)!write(out, &r, sizeof(r));
+	_exit(1);
+}
+
+int zsp_masks_make(int sock, char *const *paths, size_t n, char *msg, size_t len)
+{
+	pid_t pid = request(sock);
+	if (pid == 0)
+		return ZSP_OK;
+	if (pid < 0) {
+		snprintf(msg, len, "cannot hear the exec step ask for the masks: %s", strerror(errno));
+		return ZSP_EIO;
+	}
+	int pp[2];
+	if (pipe2(pp, O_CLOEXEC) != 0) {
+		snprintf(msg, len, "cannot mask the policy's files: %s", strerror(errno));
+		return ZSP_EIO;
+	}
+	pid_t c = fork();
+	if (c == 0) {
+		close(pp[0]);
+		child(pid, paths, n, pp[1]);
+	}
+	int e = errno;
+	close(pp[1]);
+	report r = { .step = STEP_JOIN, .err = e };
+	int st = 0;
+	bool done = false;
+	if (c > 0) {
+		ssize_t got;
+		while ((got = read(pp[0], &r, sizeof(r))) < 0 && errno == EINTR)
+			;
+		while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+			;
+		done = got == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		if (got != 0 && got != (ssize_t)sizeof(r))
+			r = (report){ .step = STEP_JOIN, .err = EPROTO };
+	}
+	close(pp[0]);
+	if (!done) {
+		const char *path = r.at < n ? paths[r.at] : "";
+		switch (r.step) {
+		case STEP_SAME_NS:
+			snprintf(msg, len, "the exec step is in zsp-run's own mount namespace, so no mask is made");
+			break;
+		case STEP_SOURCE:
+			snprintf(msg, len, "%s in the sandbox is not the empty, mode-0 mask bwrap was asked for: %s",
+				 ZSP_MASK_PATH, strerror(r.err));
+			break;
+		case STEP_LINK:
+			snprintf(msg, len, "%s is reached through a symbolic link now, so it cannot be masked", path);
+			break;
+		case STEP_DIR:
+			snprintf(msg, len, "%s is a directory now, so it cannot be masked as a file", path);
+			break;
+		case STEP_OPEN:
+			snprintf(msg, len, "cannot open %s in the sandbox to mask it: %s", path, strerror(r.err));
+			break;
+		case STEP_MOUNT:
+			snprintf(msg, len, "cannot mask %s: %s%s", path, strerror(r.err),
+				 r.err == ENOSYS ? " (the mount calls of Linux 5.12 are needed)" : "");
+			break;
+		case STEP_CHECK:
+			snprintf(msg, len, "%s does not read as its mask after the mount, so the command does not run", path);
+			break;
+		default:
+			snprintf(msg, len, "cannot enter the sandbox's mount namespace to mask its files: %s",
+				 strerror(r.err));
+		}
+		return ZSP_EIO;
+	}
+	char k = 'k';
+	ssize_t w;
+	while ((w = write(sock, &k, 1)) < 0 && errno == EINTR)
+		;
+	if (w != 1) {
+		snprintf(msg, len, "cannot tell the exec step the masks are made: %s", strerror(errno));
+		return ZSP_EIO;
+	}
+	return ZSP_OK;
+}
