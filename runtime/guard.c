@@ -21,6 +21,7 @@
 #include "compiler/path.h"
 #include "compiler/textesc.h"
 #include "compiler/zsp.h"
+#include "lang/buf.h"
 #include "runtime/guard.h"
 
 #define MAX_DEPTH 512        /* directories below a root; deeper ones are reported unchecked */
@@ -40,6 +41,8 @@ typedef struct guard {
 	char global_hooks[PATH_MAX]; /* core.hooksPath of the user's and the system's config */
 	const char **lasts;      /* the protected names' last components, sorted (interesting()) */
 	size_t nlasts;
+	void *ixh;               /* the index of the root walked now (NULL: none) */
+	size_t rootlen;          /* of that root: a directory's key in the index is path + rootlen */
 	bool oom;
 } guard;
 
@@ -532,11 +535,6 @@ static void check_dotgit_pointer(guard *g, int dfd, const char *dir, const struc
 
 /* --- the walk -------------------------------------------------------------------------- */
 
-typedef struct entry {
-	char *name;
-	unsigned char type;
-} entry;
-
 /* Does path end in one of the protected names ("/.vscode", "/.claude/settings.json")? Names
  * under .git are the git checks' business. */
 static bool protected_name(const guard *g, const char *path)
@@ -569,7 +567,7 @@ static bool born_in_run(const guard *g, int dfd, const char *name)
 
 static int entry_cmp(const void *a, const void *b)
 {
-	return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+	return strcmp(((const zsp_walk_entry *)a)->name, ((const zsp_walk_entry *)b)->name);
 }
 
 /* Could name matter? A directory to walk, a .git, or the last component of a protected name:
@@ -606,61 +604,93 @@ static bool interesting(const guard *g, const char *name, unsigned char type)
 	return bsearch(name, g->lasts, g->nlasts, sizeof(*g->lasts), name_cmp) != NULL;
 }
 
-/* The entries of one directory that matter (all of them in a protected tree), sorted: moves and
- * reports come in a stable order. *git_shaped: HEAD, objects/ and refs/ are there. */
-static entry *list_dir(guard *g, int dfd, bool all, size_t *n, bool *git_shaped)
+/* What the index keeps of a directory: what interesting() passes, and HEAD (with objects/ and
+ * refs/, directories, it says the directory is shaped like a git directory). */
+static bool kept(const guard *g, const char *name, unsigned char type)
+{
+	return interesting(g, name, type) || strcmp(name, "HEAD") == 0;
+}
+
+/* HEAD, objects/ and refs/ are there: a bare repository, which git uses from inside. */
+static bool git_shaped(const zsp_walk_entry *es, size_t n)
 {
 	unsigned shape = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *nm = es[i].name;
+		unsigned char t = es[i].type;
+		shape |= strcmp(nm, "HEAD") == 0 && (t == DT_REG || t == DT_UNKNOWN) ? 1
+		       : strcmp(nm, "objects") == 0 && (t == DT_DIR || t == DT_UNKNOWN) ? 2
+		       : strcmp(nm, "refs") == 0 && (t == DT_DIR || t == DT_UNKNOWN) ? 4 : 0;
+	}
+	return shape == 7;
+}
+
+/* The entries of one directory that matter (all of them in a protected tree), sorted: moves and
+ * reports come in a stable order. Outside a protected tree an entry without a d_type gets its
+ * type from fstatat, so that the list can go to the index; *whole: every entry was read and
+ * typed (only then may it). */
+static zsp_walk_entry *list_dir(guard *g, int dfd, bool all, size_t *n, bool *whole)
+{
 	int fd = dup(dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	entry *es = NULL;
+	zsp_walk_entry *es = NULL;
 	size_t cap = 0;
 	*n = 0;
+	*whole = false;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
+	bool typed = true;
 	struct dirent *de;
-	while ((de = readdir(d))) {
+	for (;;) {
+		errno = 0;
+		if (!(de = readdir(d)))
+			break;
 		const char *nm = de->d_name;
 		if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
 			continue;
 		unsigned char t = de->d_type;
-		shape |= strcmp(nm, "HEAD") == 0 && (t == DT_REG || t == DT_UNKNOWN) ? 1
-		       : strcmp(nm, "objects") == 0 && (t == DT_DIR || t == DT_UNKNOWN) ? 2
-		       : strcmp(nm, "refs") == 0 && (t == DT_DIR || t == DT_UNKNOWN) ? 4 : 0;
-		if (!all && !interesting(g, nm, t))
+		if (t == DT_UNKNOWN && !all) {
+			struct stat st;
+			if (fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				t = IFTODT(st.st_mode);
+			else if (errno == ENOENT)
+				continue;
+			else
+				typed = false;
+		}
+		if (!all && !kept(g, nm, t))
 			continue;
 		if (*n == cap) {
 			size_t nc = cap ? 2 * cap : 64;
-			entry *ne = realloc(es, nc * sizeof(*ne));
+			zsp_walk_entry *ne = realloc(es, nc * sizeof(*ne));
 			if (!ne)
 				goto oom;
 			es = ne;
 			cap = nc;
 		}
-		if (!(es[*n].name = strdup(de->d_name)))
+		if (!(es[*n].name = strdup(nm)))
 			goto oom;
-		es[(*n)++].type = de->d_type;
+		es[(*n)++].type = t;
 	}
+	*whole = errno == 0 && typed;
 	closedir(d);
 	if (*n)
 		qsort(es, *n, sizeof(*es), entry_cmp);
-	*git_shaped = shape == 7;
 	return es;
 oom:
 	g->oom = true;
 	closedir(d);
 	for (size_t i = 0; i < *n; i++)
-		free(es[i].name);
+		free((char *)es[i].name);
 	free(es);
 	*n = 0;
 	return NULL;
 }
 
-
-static void walk_entry(guard *g, int dfd, const char *dir, const entry *e, int depth, bool protected_tree)
+static void walk_entry(guard *g, int dfd, const char *dir, const zsp_walk_entry *e, int depth, bool protected_tree)
 {
 	struct stat st;
 	if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -694,6 +724,15 @@ static void walk_entry(guard *g, int dfd, const char *dir, const entry *e, int d
 	free(path);
 }
 
+/* One directory. Outside a protected tree, one the index knows unchanged (device, inode and
+ * ctime as recorded, and not racy) is not read: its kept entries are walked as if listed. That
+ * is sound because a directory's ctime moves on every create, remove and rename in it and no
+ * unprivileged process can set it: a protected name, a .git or a new directory made there during
+ * the run moves it. What the index does not spare: every kept entry is still fstatat'ed (a
+ * protected file changed in place, which leaves its directory's ctime alone, is caught by its
+ * own ctime), and every child directory is still entered and looked up on its own. A change in
+ * the same timestamp tick as the recording walk is the racy case: such a directory is read
+ * again. A protected tree is read whole, every time, and not recorded. doc/host-later.md. */
 static void walk(guard *g, int dfd, const char *path, int depth, bool protected_tree)
 {
 	if (depth > MAX_DEPTH) {
@@ -701,17 +740,46 @@ static void walk(guard *g, int dfd, const char *path, int depth, bool protected_
 		say(g, "warning: ", path, "too deep to check for what the host would run");
 		return;
 	}
+	const char *rel = path + g->rootlen;
+	struct stat st;
+	bool indexed = g->ixh && !protected_tree && fstat(dfd, &st) == 0, any, whole;
+	const zsp_walk_entry *es;
+	zsp_walk_entry *listed = NULL;
 	size_t n;
-	bool git_shaped = false;
-	entry *es = list_dir(g, dfd, protected_tree, &n, &git_shaped);
-	/* a directory shaped like a git directory (a bare repository): git uses it from inside */
-	if (git_shaped)
+	if (!indexed || !g->o->index->lookup(g->ixh, rel, &st, &es, &n, &any)) {
+		es = listed = list_dir(g, dfd, protected_tree, &n, &whole);
+		/* st: taken before the listing, so a change while it was read shows next time */
+		if (indexed && whole && !g->oom)
+			g->o->index->record(g->ixh, rel, &st, listed, n, n > 0);
+	}
+	if (git_shaped(es, n))
 		check_gitdir(g, NULL, path, NULL, false, 0);
 	for (size_t i = 0; i < n && !g->oom; i++)
-		walk_entry(g, dfd, path, &es[i], depth, protected_tree);
-	for (size_t i = 0; i < n; i++)
-		free(es[i].name);
-	free(es);
+		if (protected_tree || interesting(g, es[i].name, es[i].type))
+			walk_entry(g, dfd, path, &es[i], depth, protected_tree);
+	for (size_t i = 0; i < n && listed; i++)
+		free((char *)listed[i].name);
+	free(listed);
+}
+
+/* The index of one root's check: its scope names the root, the user and every protected name
+ * (they decide what is kept), and starts unlike the backend's walk's ("zsp walk 1"), so that the
+ * two never share a file (they keep different entries). The fixed mounts are not in it: what is
+ * recorded of a directory does not depend on them (a fixed directory is kept as an entry and
+ * only not entered), and they change whenever a repository comes or goes. NULL: none, or out
+ * of memory. */
+static void *open_index(guard *g, const char *root)
+{
+	const zsp_walk_index *ix = g->o->index;
+	if (!ix)
+		return NULL;
+	zsp_buf b = { 0 };
+	zsp_buf_printf(&b, "zsp guard 1\nroot %s\nuid %ld\n", root, (long)geteuid());
+	for (size_t i = 0; i < g->o->nnames; i++)
+		zsp_buf_printf(&b, "protect %s\n", g->o->names[i]);
+	void *h = b.oom ? NULL : ix->open(ix->ctx, b.data, b.len);
+	zsp_buf_free(&b);
+	return h;
 }
 
 /* A shared, sticky, world-writable root (/tmp): every process of the machine writes there, and
@@ -748,8 +816,15 @@ int zsp_guard_check(const zsp_guard_opts *o, FILE *out, zsp_guard_result *r)
 				r->unchecked++;
 			continue;
 		}
+		size_t unchecked = r->unchecked;
+		g.ixh = open_index(&g, o->roots[i]);
+		g.rootlen = strcmp(o->roots[i], "/") == 0 ? 0 : strlen(o->roots[i]);
 		walk(&g, dfd, o->roots[i], 0, protected_name(&g, o->roots[i]));
 		close(dfd);
+		/* an index of a walk that skipped a directory would hide it next time */
+		if (g.ixh)
+			o->index->close(g.ixh, !g.oom && r->unchecked == unchecked);
+		g.ixh = NULL;
 	}
 	free(shared);
 	free(g.seen);

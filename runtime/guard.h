@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "backends/linux.h"
+
 /* What is moved aside gets this suffix (then .2, .3, ... when taken). */
 #define ZSP_GUARD_SUFFIX ".zsp-blocked"
 
@@ -22,6 +24,9 @@ typedef struct zsp_guard_opts {
 	size_t nnames;
 	const char *home;          /* `~/` in a git include path */
 	struct timespec since;     /* a file whose ctime is at or after it changed during the run */
+	const zsp_walk_index *index; /* directories unchanged since the last check are not read
+				    * again (its own index per root, not the backend's); NULL: every
+				    * directory is read */
 } zsp_guard_opts;
 
 typedef struct zsp_guard_result {

@@ -103,6 +103,7 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 	l->bwrap = zsp_bwrap_path();
 	l->home = opts->home;
 	l->exec_step = opts->exec_step;
+	l->walk_index = opts->walk_index;
 	zsp_linux_opts o = *opts;
 	o.seccomp = true;
 	zsp_linux_check_supervised(p, d);
@@ -574,6 +575,7 @@ static bool guard_after(const zsp_launch *l, struct timespec since, const zsp_gi
 		.roots = roots, .nroots = nroots,
 		.fixed = fixed, .nfixed = l->plan.nfixed + nwritten,
 		.names = names, .nnames = nnames, .home = l->home, .since = since,
+		.index = l->walk_index,
 	};
 	zsp_guard_result r;
 	fflush(stderr);

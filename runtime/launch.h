@@ -30,6 +30,8 @@ typedef struct zsp_launch {
 	bool exec_step;            /* the plan binds zsp-exec (zsp_linux_opts.exec_step) */
 	zsp_sandbox *sandbox;      /* the policy and workspace's own state (plan.state is made
 				    * there, and trimmed after the run), or NULL */
+	const zsp_walk_index *walk_index; /* zsp_linux_opts.walk_index: the check after the run
+				    * keeps its own indexes with it (NULL: none) */
 } zsp_launch;
 
 /* Lowers p for a run with the options o (its seccomp is always on). Diagnostics go to d. Returns

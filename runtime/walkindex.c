@@ -209,17 +209,27 @@ typedef struct walk {
 	unsigned char *out;         /* the new index's payload */
 	size_t len, cap;
 	size_t dirs, reused;        /* directories recorded, and of them taken from the index */
+	const char *name;           /* what the notes call this index (walk_name()) */
 	bool oom;
 } walk;
 
-static void note(const provider *pv, const char *what, const char *path, const char *why)
+/* The notes name whose index it is: the check after the run's scope starts "zsp guard "
+ * (runtime/guard.c), the backend's walk's "zsp walk ". */
+static const char *walk_name(const char *scope, size_t len)
+{
+	static const char guard[] = "zsp guard ";
+	return len >= sizeof(guard) - 1 && memcmp(scope, guard, sizeof(guard) - 1) == 0
+	       ? "the check after the run's index" : "the walk's index";
+}
+
+static void note(const provider *pv, const char *name, const char *what, const char *path, const char *why)
 {
 	if (pv->notes)
-		fprintf(pv->notes, "zsp-run: note: the walk's index %s %s: %s\n", path, what, why);
+		fprintf(pv->notes, "zsp-run: note: %s %s %s: %s\n", name, path, what, why);
 }
 
 /* The walk directory: made by this user, writable by nobody else. */
-static bool own_dir(provider *pv)
+static bool own_dir(provider *pv, const char *name)
 {
 	struct stat st;
 	*strrchr(pv->dir, '/') = 0;
@@ -227,12 +237,12 @@ static bool own_dir(provider *pv)
 	*strrchr(pv->dir, 0) = '/';
 	(void)made;   /* the state directory: another run's, or missing (then so is the index's) */
 	if (mkdir(pv->dir, 0700) != 0 && errno != EEXIST) {
-		note(pv, "cannot be kept in", pv->dir, strerror(errno));
+		note(pv, name, "cannot be kept in", pv->dir, strerror(errno));
 		return false;
 	}
 	if (lstat(pv->dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 022)) {
-		note(pv, "is not kept in", pv->dir, "not a directory of this user's that only it can write");
+		note(pv, name, "is not kept in", pv->dir, "not a directory of this user's that only it can write");
 		return false;
 	}
 	return true;
@@ -244,7 +254,7 @@ static void load(walk *w)
 	int fd = open(w->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			note(pv, "is rebuilt:", w->path, strerror(errno));
+			note(pv, w->name, "is rebuilt:", w->path, strerror(errno));
 		return;
 	}
 	struct stat st;
@@ -274,18 +284,19 @@ static void load(walk *w)
 		memset(&w->old, 0, sizeof(w->old));
 	free(data);
 	if (why)
-		note(pv, "is rebuilt:", w->path, why);
+		note(pv, w->name, "is rebuilt:", w->path, why);
 }
 
 static void *wi_open(void *ctx, const char *scope, size_t len)
 {
 	provider *pv = ctx;
 	walk *w = calloc(1, sizeof(*w));
-	if (!w || !own_dir(pv)) {
+	if (!w || !own_dir(pv, walk_name(scope, len))) {
 		free(w);
 		return NULL;
 	}
 	w->pv = pv;
+	w->name = walk_name(scope, len);
 	clock_gettime(CLOCK_REALTIME, &w->start);
 	zsp_sha256 c;
 	zsp_sha256_init(&c);
@@ -409,10 +420,10 @@ static void wi_close(void *h, bool complete)
 				unlink(tmp);
 		}
 		if (!ok)
-			note(pv, "cannot be written to", w->path, strerror(errno));
+			note(pv, w->name, "cannot be written to", w->path, strerror(errno));
 		else if (pv->notes)
-			fprintf(pv->notes, "zsp-run: note: the walk's index %s: %zu of %zu directories unchanged, "
-				"not read again\n", w->path, w->reused, w->dirs);
+			fprintf(pv->notes, "zsp-run: note: %s %s: %zu of %zu directories unchanged, "
+				"not read again\n", w->name, w->path, w->reused, w->dirs);
 	}
 	zsp_walkindex_data_free(&w->old);
 	free(w->out);
