@@ -2180,7 +2180,7 @@ static void emit_ent(plan *pl, size_t i)
 		/* zsp-run masks files itself while the exec step waits: bwrap reads its whole mount
 		 * table after each bind, so a mask per match would cost launch time in the square of
 		 * the matches (doc/linux.md "Masks") */
-		if (pl->o->exec_step) {
+		if (pl->o->exec_step && pl->o->runner_masks) {
 			push_str(pl, &pl->masks, &pl->nmasks, &pl->maskcap, e->path);
 			return;
 		}

@@ -77,6 +77,8 @@ typedef struct zsp_linux_opts {
 				   * that does not exist yet); NULL: config is mounted read-only */
 	bool exec_step;           /* bind zsp-exec from ZSP_FD_EXEC at ZSP_EXEC_PATH, last: the
 				   * command then runs as ZSP_EXEC_PATH [OPTIONS] -- CMD... */
+	bool runner_masks;        /* with exec_step: denied files are not bwrap's to mask but the
+				   * runner's (zsp_bwrap_plan.masks; doc/linux.md "Masks") */
 	const zsp_walk_index *walk_index; /* NULL: none */
 	const char *sandbox_dir;  /* the state of this policy and workspace, canonical: its caches
 				   * and its private /tmp (runtime/sandbox.h); NULL: none, and a

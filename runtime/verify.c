@@ -396,7 +396,7 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 		goto out_a;
 	/* the probe is given absolute paths: "/" is a directory every sandbox has */
 	/* through the exec step, as zsp-run runs a command: the connect supervisor needs it */
-	zsp_linux_opts lo = { .chdir = "/", .proc = !o->no_proc, .exec_step = true };
+	zsp_linux_opts lo = { .chdir = "/", .proc = !o->no_proc, .exec_step = true, .runner_masks = true };
 	/* the block's caches and private /tmp: a state directory of the scratch directory's own */
 	char state[4300], why[4400];
 	snprintf(state, sizeof(state), "%s/state", scratch);

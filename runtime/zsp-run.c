@@ -692,7 +692,7 @@ static int run(struct run_opts *o, char *const *cmd)
 		.chdir = cwd, .environ = environ, .proc = !o->no_proc,
 		.home = env_home && env_home[0] == '/' ? env_home : zsp_builtin_params_get(&o->builtins, "HOME"),
 		.readonly = ir->inputs, .nreadonly = ir->ninputs,
-		.hidden = hidden_ptrs, .nhidden = nhidden, .exec_step = true,
+		.hidden = hidden_ptrs, .nhidden = nhidden, .exec_step = true, .runner_masks = true,
 	};
 	/* the walk's index between runs: zsp's state, hidden from the sandbox like the rest */
 	char *ix_state = zsp_state_dir(o->state_dir);

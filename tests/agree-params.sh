@@ -91,7 +91,8 @@ check_env() {
 	done
 	# (zsp-run also hides zsp's own state directories where they exist: not the policy's)
 	awk -f "$state_masks" "$tmp/print" >"$tmp/print.policy"
-	cmp -s "$tmp/emit" "$tmp/print.policy" && ok || bad "$label: --emit bwrap and zsp-run --print differ"
+	awk -f "$state_masks" "$tmp/emit" >"$tmp/emit.policy"
+	cmp -s "$tmp/emit.policy" "$tmp/print.policy" && ok || bad "$label: --emit bwrap and zsp-run --print differ"
 	# -D HOME chooses another home, deliberately, and silences the warning
 	[ "$( (cd "$tmp/ws" && env "$@" "$ZSPC" -D HOME="$home" --query "write \"$home/h-$me/x\"" "$tmp/p.zsp" 2>"$tmp/query.err"))" = allow ] &&
 		ok || bad "$label: -D HOME=\$HOME: the oracle refuses \$HOME/h-$me"
