@@ -667,6 +667,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	char cgroup[512] = "";
 	int fds[NFDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
 	int notify_pair[2] = { -1, -1 }, masks_pair[2] = { -1, -1 };
+	pid_t masker = -1;
 	zsp_supervisor *sup = NULL;
 	int state[MAX_STATE_FDS];
 	size_t nstate = 0;
@@ -735,6 +736,18 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 4; i++)
 		sigaction(forwarded[i], &sa, &old[i]);
+	/* the masks' helper first: its fork then overlaps bwrap's setup (runtime/mask.h) */
+	if (masks_pair[0] >= 0) {
+		masker = zsp_masks_start(masks_pair[0], l->plan.masks, l->plan.nmasks);
+		close(masks_pair[0]);
+		masks_pair[0] = -1;
+		if (masker < 0) {
+			snprintf(msg, sizeof(msg), "cannot start the helper that masks the policy's files: %s",
+				 strerror(errno));
+			*why = msg;
+			goto restore;
+		}
+	}
 	pid_t pid = start_bwrap(l, fds, state, nstate, &pty, argv, cgroup, old, why);
 	if (pid > 0) {
 		/* only bwrap and the sandbox hold the write ends (and the notify socket's end) now */
@@ -746,13 +759,6 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		if (fds[8] >= 0)
 			close(fds[8]);
 		fds[8] = -1;
-		/* before the supervisor: the exec step asks for the masks first of all */
-		if (masks_pair[0] >= 0 &&
-		    zsp_masks_make(masks_pair[0], l->plan.masks, l->plan.nmasks, msg, sizeof(msg)) != ZSP_OK)
-			zsp_warn("%s", msg);
-		if (masks_pair[0] >= 0)
-			close(masks_pair[0]);
-		masks_pair[0] = -1;
 		if (sup) {
 			zsp_supervisor *s = sup;
 			sup = NULL;
@@ -781,9 +787,17 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 			rc = WEXITSTATUS(st);
 		}
 	}
+restore:
 	for (int i = 0; i < 4; i++)
 		sigaction(forwarded[i], &old[i], NULL);
 out:
+	if (masker > 0) {
+		if (fds[8] >= 0)
+			close(fds[8]);   /* bwrap never started: the helper hears the end */
+		fds[8] = -1;
+		while (waitpid(masker, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	zsp_pty_close(&pty);
 	remove_cgroup(cgroup);
 	remove_placeholders(l, &h);

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "backends/linux.h"
-#include "compiler/zsp.h"
+#include "runtime/cli.h"
 #include "runtime/mask.h"
 
 /* What the child reports when a mask fails: the step, its errno, the path's index. */
@@ -129,7 +129,8 @@ static int mask_one(int src, const struct stat *srcst, const char *path)
 	return STEP_OK;
 }
 
-static _Noreturn void child(pid_t pid, char *const *paths, size_t n, int out)
+/* The masks, made in the sandbox's mount namespace: true, or false with r saying why. */
+static bool make(pid_t pid, char *const *paths, size_t n, report *rp)
 {
 	report r = { .step = STEP_JOIN };
 	char p[64];
@@ -173,87 +174,75 @@ static _Noreturn void child(pid_t pid, char *const *paths, size_t n, int out)
 	for (r.at = 0; r.at < n; r.at++)
 		if ((r.step = mask_one(src, &srcst, paths[r.at])) != STEP_OK)
 			goto fail;
-	_exit(0);
+	return true;
 fail:
 	r.err = errno;
-	(void)!write(out, &r, sizeof(r));
-	_exit(1);
+	*rp = r;
+	return false;
 }
 
-int zsp_masks_make(int sock, char *const *paths, size_t n, char *msg, size_t len)
+/* Why the masks failed, in plain words. */
+static void say(const report *r, char *const *paths, size_t n)
 {
-	pid_t pid = request(sock);
-	if (pid == 0)
-		return ZSP_OK;
-	if (pid < 0) {
-		snprintf(msg, len, "cannot hear the exec step ask for the masks: %s", strerror(errno));
-		return ZSP_EIO;
+	const char *path = r->at < n ? paths[r->at] : "";
+	switch (r->step) {
+	case STEP_SAME_NS:
+		zsp_warn("the exec step is in zsp-run's own mount namespace, so no mask is made");
+		break;
+	case STEP_SOURCE:
+		zsp_warn("%s in the sandbox is not the empty, mode-0 mask bwrap was asked for: %s", ZSP_MASK_PATH,
+			 strerror(r->err));
+		break;
+	case STEP_LINK:
+		zsp_warn("%s is reached through a symbolic link now, so it cannot be masked", path);
+		break;
+	case STEP_DIR:
+		zsp_warn("%s is a directory now, so it cannot be masked as a file", path);
+		break;
+	case STEP_OPEN:
+		zsp_warn("cannot open %s in the sandbox to mask it: %s", path, strerror(r->err));
+		break;
+	case STEP_MOUNT:
+		zsp_warn("cannot mask %s: %s%s", path, strerror(r->err),
+			 r->err == ENOSYS ? " (the mount calls of Linux 5.12 are needed)" : "");
+		break;
+	case STEP_CHECK:
+		zsp_warn("%s does not read as its mask after the mount", path);
+		break;
+	default:
+		zsp_warn("cannot enter the sandbox's mount namespace to mask its files: %s", strerror(r->err));
 	}
-	int pp[2];
-	if (pipe2(pp, O_CLOEXEC) != 0) {
-		snprintf(msg, len, "cannot mask the policy's files: %s", strerror(errno));
-		return ZSP_EIO;
-	}
+}
+
+pid_t zsp_masks_start(int sock, char *const *paths, size_t n)
+{
 	pid_t c = fork();
-	if (c == 0) {
-		close(pp[0]);
-		child(pid, paths, n, pp[1]);
+	if (c != 0)
+		return c;
+	/* nothing of zsp-run's but stderr and the socket: the pipes whose end tells zsp-run that
+	 * bwrap is gone must not be held open here */
+	if (dup2(sock, 3) != 3)
+		_exit(1);
+	syscall(SYS_close_range, 4U, ~0U, 0U);
+	pid_t pid = request(3);
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0) {
+		zsp_warn("cannot hear the exec step ask for the masks: %s", strerror(errno));
+		_exit(1);
 	}
-	int e = errno;
-	close(pp[1]);
-	report r = { .step = STEP_JOIN, .err = e };
-	int st = 0;
-	bool done = false;
-	if (c > 0) {
-		ssize_t got;
-		while ((got = read(pp[0], &r, sizeof(r))) < 0 && errno == EINTR)
-			;
-		while (waitpid(c, &st, 0) < 0 && errno == EINTR)
-			;
-		done = got == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		if (got != 0 && got != (ssize_t)sizeof(r))
-			r = (report){ .step = STEP_JOIN, .err = EPROTO };
-	}
-	close(pp[0]);
-	if (!done) {
-		const char *path = r.at < n ? paths[r.at] : "";
-		switch (r.step) {
-		case STEP_SAME_NS:
-			snprintf(msg, len, "the exec step is in zsp-run's own mount namespace, so no mask is made");
-			break;
-		case STEP_SOURCE:
-			snprintf(msg, len, "%s in the sandbox is not the empty, mode-0 mask bwrap was asked for: %s",
-				 ZSP_MASK_PATH, strerror(r.err));
-			break;
-		case STEP_LINK:
-			snprintf(msg, len, "%s is reached through a symbolic link now, so it cannot be masked", path);
-			break;
-		case STEP_DIR:
-			snprintf(msg, len, "%s is a directory now, so it cannot be masked as a file", path);
-			break;
-		case STEP_OPEN:
-			snprintf(msg, len, "cannot open %s in the sandbox to mask it: %s", path, strerror(r.err));
-			break;
-		case STEP_MOUNT:
-			snprintf(msg, len, "cannot mask %s: %s%s", path, strerror(r.err),
-				 r.err == ENOSYS ? " (the mount calls of Linux 5.12 are needed)" : "");
-			break;
-		case STEP_CHECK:
-			snprintf(msg, len, "%s does not read as its mask after the mount, so the command does not run", path);
-			break;
-		default:
-			snprintf(msg, len, "cannot enter the sandbox's mount namespace to mask its files: %s",
-				 strerror(r.err));
-		}
-		return ZSP_EIO;
+	report r = { 0 };
+	if (!make(pid, paths, n, &r)) {
+		say(&r, paths, n);
+		_exit(1);
 	}
 	char k = 'k';
 	ssize_t w;
-	while ((w = write(sock, &k, 1)) < 0 && errno == EINTR)
+	while ((w = write(3, &k, 1)) < 0 && errno == EINTR)
 		;
 	if (w != 1) {
-		snprintf(msg, len, "cannot tell the exec step the masks are made: %s", strerror(errno));
-		return ZSP_EIO;
+		zsp_warn("cannot tell the exec step the masks are made: %s", strerror(errno));
+		_exit(1);
 	}
-	return ZSP_OK;
+	_exit(0);
 }
