@@ -150,8 +150,7 @@ static int memfd_with(const char *name, const void *data, size_t len)
 	return fd;
 }
 
-/* A sealed memfd of the strings, each ending in a NUL: bwrap's --args. */
-static int strings_fd(const char *name, char *const *argv, size_t argc)
+static int args_fd(char *const *argv, size_t argc)
 {
 	size_t len = 0;
 	for (size_t i = 0; i < argc; i++)
@@ -164,7 +163,7 @@ static int strings_fd(const char *name, char *const *argv, size_t argc)
 		memcpy(o, argv[i], n);
 		o += n;
 	}
-	int fd = memfd_with(name, buf, len);
+	int fd = memfd_with("zsp-bwrap-args", buf, len);
 	free(buf);
 	return fd;
 }
@@ -689,14 +688,18 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	}
 	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
 	fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fds[2] = strings_fd("zsp-bwrap-args", bargv, l->plan.argc);
+	fds[2] = args_fd(bargv, l->plan.argc);
 	if (pipe2(status_pipe, O_CLOEXEC) == 0)
 		fds[3] = status_pipe[1];
 	if (l->exec_step && pipe2(ready_pipe, O_CLOEXEC) == 0)
 		fds[5] = ready_pipe[1];
-	if (l->plan.nmasks && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, masks_pair) == 0 &&
-	    zsp_masks_listen(masks_pair[0]) == 0)
-		fds[8] = masks_pair[1];
+	if (l->plan.nmasks && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, masks_pair) == 0)
+		fds[8] = masks_pair[1];   /* closed with the others from here on */
+	if (fds[8] >= 0 && zsp_masks_listen(masks_pair[0]) != 0) {
+		snprintf(msg, sizeof(msg), "cannot prepare the masks' socket: %s", strerror(errno));
+		*why = msg;
+		goto out;
+	}
 	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 || (l->exec_step && fds[5] < 0) ||
 	    (l->plan.nmasks && fds[8] < 0)) {
 		snprintf(msg, sizeof(msg), "cannot prepare bwrap's inputs: %s", strerror(errno));
