@@ -12,6 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 #include "backends/gitcfg.h"
 #include "backends/linux.h"
@@ -1037,6 +1041,7 @@ struct tree_walk {
 	const zsp_walk_index *ix;   /* the index between runs, and this walk's (NULL: none) */
 	void *ixh;
 	size_t rootlen;             /* t->buf's root: what the index's paths are relative to */
+	int rootfd;                 /* that root, open (walk_known) */
 };
 
 static void walk_fd(struct tree_walk *t, int dfd, size_t len);
@@ -1100,17 +1105,40 @@ static void walk_unreadable(struct tree_walk *t, int dfd, const char *name, size
  * others'), and bwrap cannot reach a mount point below either. A directory it can neither enter
  * nor chmod (another user's) is as closed to it as an unreadable one to a walk without
  * privilege: not entered. */
+static bool root_closed_st(const struct tree_walk *t, const struct stat *st)
+{
+	if (!t->as_root || st->st_uid == 0)
+		return false;
+	mode_t x = st->st_gid == getegid() ? S_IXGRP : S_IXOTH;
+	return !(st->st_mode & x);
+}
+
 static bool root_closed(const struct tree_walk *t, int dfd, const char *name)
 {
 	struct stat st;
-	if (!t->as_root || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid == 0)
-		return false;
-	mode_t x = st.st_gid == getegid() ? S_IXGRP : S_IXOTH;
-	return !(st.st_mode & x);
+	return t->as_root && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && root_closed_st(t, &st);
+}
+
+static bool walk_known(struct tree_walk *t, size_t len);
+
+/* The directory at path (relative, several components) below dfd, through no symbolic link. */
+static int open_beneath(int dfd, const char *path)
+{
+#ifdef SYS_openat2
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+#else
+	(void)dfd;
+	(void)path;
+	errno = ENOSYS;   /* walk_known() looks at nothing then: t->rootfd stays -1 */
+	return -1;
+#endif
 }
 
 /* One entry of the directory dfd (path len bytes of t->buf): visited, and walked below when it is
- * a directory the visitor wants. False: stop reading this directory. */
+ * a directory the visitor wants. dfd -1: a directory walk_known() did not open, and the entry is
+ * reached from the root by its path. False: stop reading this directory. */
 static bool walk_entry(struct tree_walk *t, int dfd, size_t len, const char *name, unsigned char type)
 {
 	if (++t->seen > t->max) {
@@ -1126,8 +1154,17 @@ static bool walk_entry(struct tree_walk *t, int dfd, size_t len, const char *nam
 	bool down = t->visit(t, end, len, name, type);
 	if (t->pl->failed)
 		return false;
-	if (down && type == DT_DIR && !root_closed(t, dfd, name)) {
-		int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (down && type == DT_DIR && dfd < 0) {
+		/* from the root, beneath it and through no symbolic link */
+		dfd = t->rootfd;
+		name = t->buf + t->rootlen + 1;
+	}
+	if (down && type == DT_DIR && walk_known(t, end)) {
+		if (t->pl->failed || t->over)
+			return false;
+	} else if (down && type == DT_DIR && !root_closed(t, dfd, name)) {
+		int cfd = dfd == t->rootfd ? open_beneath(dfd, name)
+					   : openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd >= 0)
 			walk_fd(t, cfd, end);
 		else if (errno == EMFILE || errno == ENFILE)
@@ -1160,6 +1197,42 @@ static bool walk_indexed(struct tree_walk *t, int dfd, size_t len, bool *any)
 	for (size_t i = 0; i < n; i++)
 		if (!walk_entry(t, dfd, len, es[i].name, es[i].type))
 			break;
+	return true;
+}
+
+/* A protected directory read whole (here, or known unchanged) need not be read again to see
+ * whether it is empty (looked up now: the probes may have moved while the entries were
+ * visited). */
+static void walk_listed(struct tree_walk *t, size_t len, bool any)
+{
+	probe *pr = len < PATH_MAX ? probe_known(t->pl, len ? t->buf : "/") : NULL;
+	if (pr && !pr->err && S_ISDIR(pr->mode))
+		pr->listed = any ? LISTED_FULL : LISTED_EMPTY;
+}
+
+/* A directory below the root (len bytes of t->buf) that the index knows unchanged, looked at by
+ * its path from the root (one fstatat, where opening it would take three calls): its kept
+ * entries visited as if listed, and it is not opened. A path looked at by name may pass through
+ * a symbolic link made since: the index matches only if it leads to the very directory recorded
+ * (device, inode and ctime), whose kept entries are the same; a mask made there is then refused
+ * by zsp-run, which opens every mask's path through no symbolic link (doc/linux.md "Masks").
+ * False: the directory is to be opened and walked (walk_fd). */
+static bool walk_known(struct tree_walk *t, size_t len)
+{
+	struct stat st;
+	const zsp_walk_entry *es;
+	size_t n;
+	bool any = false;
+	if (!t->ixh || len <= t->rootlen || t->rootfd < 0 ||
+	    fstatat(t->rootfd, t->buf + t->rootlen + 1, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+	    root_closed_st(t, &st) || !t->ix->lookup(t->ixh, t->buf + t->rootlen, &st, &es, &n, &any))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!walk_entry(t, -1, len, es[i].name, es[i].type))
+			break;
+	t->buf[len] = 0;
+	if (!t->pl->failed && !t->over)
+		walk_listed(t, len, any);
 	return true;
 }
 
@@ -1232,13 +1305,8 @@ static void walk_fd(struct tree_walk *t, int dfd, size_t len)
 	if (keep && whole && !t->over && !t->pl->failed)
 		t->ix->record(t->ixh, t->buf + t->rootlen, &st, kept, nkept, any);
 listed:
-	/* a protected directory read whole here need not be read again to see whether it is empty
-	 * (looked up now: the probes may have moved while the entries were visited) */
-	if (!whole)
-		return;
-	probe *pr = len < PATH_MAX ? probe_known(t->pl, len ? t->buf : "/") : NULL;
-	if (pr && !pr->err && S_ISDIR(pr->mode))
-		pr->listed = any ? LISTED_FULL : LISTED_EMPTY;
+	if (whole)
+		walk_listed(t, len, any);
 }
 
 /* Walks the tree at root ("/" or a path); false when the walk failed (reported). */
@@ -1253,6 +1321,11 @@ static bool walk_tree(struct tree_walk *t, const char *root)
 	t->buf[len] = 0;
 	t->as_root = geteuid() == 0;
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#ifdef SYS_openat2
+	t->rootfd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;   /* walk_fd closes fd */
+#else
+	t->rootfd = -1;
+#endif
 	if (fd >= 0) {
 		walk_fd(t, fd, len);
 	} else if (errno != ENOENT && errno != ENOTDIR) {
@@ -1272,6 +1345,9 @@ static bool walk_tree(struct tree_walk *t, const char *root)
 			walk_refuse(t, len, strerror(err));
 		}
 	}
+	if (t->rootfd >= 0)
+		close(t->rootfd);
+	t->rootfd = -1;
 	free(t->buf);
 	t->buf = NULL;
 	t->cap = 0;

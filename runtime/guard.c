@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backends/gitcfg.h"
@@ -43,6 +45,7 @@ typedef struct guard {
 	size_t nlasts;
 	void *ixh;               /* the index of the root walked now (NULL: none) */
 	size_t rootlen;          /* of that root: a directory's key in the index is path + rootlen */
+	int rootfd;              /* that root, open */
 	bool oom;
 } guard;
 
@@ -690,6 +693,18 @@ oom:
 	return NULL;
 }
 
+static void walk(guard *g, int dfd, const char *path, int depth, bool protected_tree);
+static bool walk_known(guard *g, const char *path, const struct stat *st, int depth);
+
+/* path (below the root being walked) opened from the root, beneath it and through no symbolic
+ * link; -1 with errno. */
+static int open_below_root(const guard *g, const char *path)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	return (int)syscall(SYS_openat2, g->rootfd, path + g->rootlen + 1, &how, sizeof(how));
+}
+
 static void walk_entry(guard *g, int dfd, const char *dir, const zsp_walk_entry *e, int depth, bool protected_tree)
 {
 	struct stat st;
@@ -713,6 +728,10 @@ static void walk_entry(guard *g, int dfd, const char *dir, const zsp_walk_entry 
 	if (prot && mine && (!S_ISDIR(st.st_mode) || born_in_run(g, dfd, e->name)))
 		block(g, dfd, e->name, path, "a protected name (a tool or agent may run what it says)");
 	else if (S_ISDIR(st.st_mode) && !in_list(g->o->fixed, g->o->nfixed, path)) {
+		if (!prot && walk_known(g, path, &st, depth + 1)) {
+			free(path);
+			return;
+		}
 		int cfd = openat(dfd, e->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (cfd >= 0) {
 			walk(g, cfd, path, depth + 1, prot);
@@ -760,6 +779,80 @@ static void walk(guard *g, int dfd, const char *path, int depth, bool protected_
 	for (size_t i = 0; i < n && listed; i++)
 		free((char *)listed[i].name);
 	free(listed);
+}
+
+/* A directory outside a protected tree (path, as st says it is now, depth deep) that the index
+ * knows unchanged and whose kept entries are all child directories, none of them protected or a
+ * .git: walked without being opened or listed. Each child is looked at by its path from the
+ * root (one fstatat, where opening it would take three calls); one the index knows is walked
+ * the same way, any other is opened beneath the root through no symbolic link and walked as
+ * usual. A path looked at by name may pass through a symbolic link made since (the sandbox has
+ * ended; only the host's own processes remain): the index then matches only if it leads to the
+ * very directory recorded (device, inode and ctime), whose kept entries are the same. Any other
+ * known directory is opened beneath the root and its kept entries checked as walk() does. False:
+ * the index does not know it; it must be opened and walked (walk()). */
+static bool walk_known(guard *g, const char *path, const struct stat *st, int depth)
+{
+	const zsp_walk_entry *es;
+	size_t n;
+	bool any;
+	if (!g->ixh || depth > MAX_DEPTH || strlen(path) <= g->rootlen ||
+	    !g->o->index->lookup(g->ixh, path + g->rootlen, st, &es, &n, &any))
+		return false;
+	/* known from here on (a second lookup would record it twice): walked here either way */
+	char **kids = calloc(n + 1, sizeof(char *));
+	if (!kids) {
+		g->oom = true;
+		return true;
+	}
+	bool plain = !git_shaped(es, n);
+	for (size_t i = 0; i < n && plain && !g->oom; i++)
+		plain = es[i].type == DT_DIR && strcmp(es[i].name, ".git") != 0 &&
+			(kids[i] = join(g, path, es[i].name)) && !protected_name(g, kids[i]);
+	int pfd = -1;   /* this directory, opened only for an entry that needs more than a look */
+	if (!plain && !g->oom) {
+		/* as walk() does with a directory the index knows */
+		if ((pfd = open_below_root(g, path)) < 0) {
+			if (errno != EACCES && errno != ENOENT)
+				g->r->unchecked++;
+		} else {
+			if (git_shaped(es, n))
+				check_gitdir(g, NULL, path, NULL, false, 0);
+			for (size_t i = 0; i < n && !g->oom; i++)
+				if (interesting(g, es[i].name, es[i].type))
+					walk_entry(g, pfd, path, &es[i], depth, false);
+		}
+	}
+	for (size_t i = 0; i < n && plain && !g->oom; i++) {
+		struct stat cst;
+		if (in_list(g->o->fixed, g->o->nfixed, kids[i]) ||
+		    fstatat(g->rootfd, kids[i] + g->rootlen + 1, &cst, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;   /* not entered, as walk_entry() does not; gone: nothing to check */
+		if (!S_ISDIR(cst.st_mode)) {
+			if (pfd < 0 && (pfd = open_below_root(g, path)) < 0) {
+				if (errno != EACCES && errno != ENOENT)
+					g->r->unchecked++;
+				continue;
+			}
+			walk_entry(g, pfd, path, &es[i], depth, false);
+			continue;
+		}
+		if (walk_known(g, kids[i], &cst, depth + 1))
+			continue;
+		int cfd = open_below_root(g, kids[i]);
+		if (cfd >= 0) {
+			walk(g, cfd, kids[i], depth + 1, false);
+			close(cfd);
+		} else if (errno != EACCES && errno != ENOENT) {
+			g->r->unchecked++;
+		}
+	}
+	if (pfd >= 0)
+		close(pfd);
+	for (size_t i = 0; i < n; i++)
+		free(kids[i]);
+	free(kids);
+	return true;
 }
 
 /* The index of one root's check: its scope names the root, the user and every protected name
@@ -819,6 +912,7 @@ int zsp_guard_check(const zsp_guard_opts *o, FILE *out, zsp_guard_result *r)
 		size_t unchecked = r->unchecked;
 		g.ixh = open_index(&g, o->roots[i]);
 		g.rootlen = strcmp(o->roots[i], "/") == 0 ? 0 : strlen(o->roots[i]);
+		g.rootfd = dfd;
 		walk(&g, dfd, o->roots[i], 0, protected_name(&g, o->roots[i]));
 		close(dfd);
 		/* an index of a walk that skipped a directory would hide it next time */
