@@ -15,11 +15,6 @@ zsp_suite=e2e-denies zsp_up=../..
 . "$(dirname "$0")/../testenv.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-# mine PATH...: PATH belongs to $who
-mine() {
-	if [ "$who" = nobody ]; then chown -R 65534:65534 "$@"; fi
-}
-
 # run WS POLICY SCRIPT: sh -c SCRIPT in a sandbox of POLICY (a file, or "" for the built-in)
 # with WORKSPACE=WS, as $who from WS; stdout in $tmp/out, stderr in $tmp/err, exit status in rc
 run() {

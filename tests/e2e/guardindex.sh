@@ -18,26 +18,12 @@ hostcfg=$tmp/host.gitconfig
 printf '[user]\n\tname = host\n\temail = host@example.invalid\n[safe]\n\tdirectory = *\n' >"$hostcfg"
 chmod 644 "$hostcfg"
 
-mine() {
-	if [ "$who" = nobody ]; then chown -R 65534:65534 "$@"; fi
-}
-
 # hgit DIR ARGS...: the host's own git in DIR, as $who, with the suite's host config only
 hgit() {
 	d=$1
 	shift
 	(cd "$d" && as "$who" env GIT_CONFIG_GLOBAL="$hostcfg" GIT_CONFIG_NOSYSTEM=1 \
 		GIT_TERMINAL_PROMPT=0 timeout 30 git "$@") </dev/null >/dev/null 2>&1
-}
-
-# zrun SCRIPT [ZSP-RUN OPTIONS...]: sh -c SCRIPT in a sandbox of the built-in policy, as $who,
-# with -v; stdout in $tmp/out, stderr in $tmp/err, exit status in rc
-zrun() {
-	script=$1
-	shift
-	(cd "$ws" && as "$who" "$ZSP_RUN" -v "$@" -D WORKSPACE="$ws" -- sh -c "$script") \
-		</dev/null >"$tmp/out" 2>"$tmp/err"
-	rc=$?
 }
 
 # guard_reused: how many directories the last run's check after the run took from its index

@@ -11,20 +11,6 @@ zsp_suite=e2e-index zsp_up=../..
 . "$(dirname "$0")/../testenv.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-mine() {
-	if [ "$who" = nobody ]; then chown -R 65534:65534 "$@"; fi
-}
-
-# zrun SCRIPT [ZSP-RUN OPTIONS...]: sh -c SCRIPT in a sandbox of the built-in policy, as $who,
-# with -v; stdout in $tmp/out, stderr in $tmp/err, exit status in rc
-zrun() {
-	script=$1
-	shift
-	(cd "$ws" && as "$who" "$ZSP_RUN" -v "$@" -D WORKSPACE="$ws" -- sh -c "$script") \
-		</dev/null >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
 # masked FILE LABEL: FILE (relative to $ws, holding SECRET) cannot be read in the sandbox, and
 # the sandbox started
 masked() {

@@ -175,3 +175,18 @@ fresh() {
 		chown -R 65534:65534 "$world"
 	fi
 }
+
+# mine PATH...: PATH belongs to $who (for the unprivileged pass, uid 65534 owns it)
+mine() {
+	if [ "$who" = nobody ]; then chown -R 65534:65534 "$@"; fi
+}
+
+# zrun SCRIPT [ZSP-RUN OPTIONS...]: sh -c SCRIPT in a sandbox of the built-in policy, as $who,
+# with -v, from $ws; stdout in $tmp/out, stderr in $tmp/err, exit status in rc
+zrun() {
+	script=$1
+	shift
+	(cd "$ws" && as "$who" "$ZSP_RUN" -v "$@" -D WORKSPACE="$ws" -- sh -c "$script") \
+		</dev/null >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}

@@ -10,10 +10,6 @@ zsp_suite=e2e-masks zsp_up=../..
 . "$(dirname "$0")/../testenv.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-mine() {
-	if [ "$who" = nobody ]; then chown -R 65534:65534 "$@"; fi
-}
-
 # run POLICY SCRIPT: sh -c SCRIPT in a sandbox of POLICY ("" for the built-in) from $ws, as
 # $who; stdout in $tmp/out, stderr in $tmp/err, exit status in rc
 run() {

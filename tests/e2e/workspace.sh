@@ -22,11 +22,6 @@ repo() {
 	mkdir -p "$1" && mine "$1" && g init -q "$1" && g -C "$1" commit -q --allow-empty -m init
 }
 
-# mine PATH...: PATH belongs to $who
-mine() {
-	if [ "$who" = nobody ]; then chown -R 65534:65534 "$@"; fi
-}
-
 # query DIR REQUEST [ARGS...]: zspc's answer to REQUEST (as $who, in DIR, the world's home)
 query() {
 	d=$1 r=$2
