@@ -312,13 +312,11 @@ static void *wi_open(void *ctx, const char *scope, size_t len)
 	return w;
 }
 
-static void put(walk *w, uint64_t v, size_t n)
+/* Room for n more bytes of the payload; false (and w->oom) when there is none. */
+static bool room(walk *w, size_t n)
 {
-	unsigned char b[8];
-	for (size_t i = 0; i < n; i++)
-		b[i] = (unsigned char)(v >> (8 * i));
 	if (w->oom)
-		return;
+		return false;
 	if (w->len + n > w->cap) {
 		size_t nc = w->cap ? w->cap : 4096;
 		while (nc < w->len + n)
@@ -326,19 +324,29 @@ static void put(walk *w, uint64_t v, size_t n)
 		unsigned char *no = realloc(w->out, nc);
 		if (!no) {
 			w->oom = true;
-			return;
+			return false;
 		}
 		w->out = no;
 		w->cap = nc;
 	}
-	memcpy(w->out + w->len, b, n);
+	return true;
+}
+
+static void put(walk *w, uint64_t v, size_t n)
+{
+	if (!room(w, n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		w->out[w->len + i] = (unsigned char)(v >> (8 * i));
 	w->len += n;
 }
 
 static void put_bytes(walk *w, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		put(w, (unsigned char)s[i], 1);
+	if (!room(w, n))
+		return;
+	memcpy(w->out + w->len, s, n);
+	w->len += n;
 }
 
 static void wi_record(void *h, const char *rel, const struct stat *st, const zsp_walk_entry *ents, size_t n,
@@ -403,7 +411,14 @@ static void wi_close(void *h, bool complete)
 {
 	walk *w = h;
 	provider *pv = w->pv;
-	if (complete && !w->oom) {
+	/* every directory of the index found unchanged, and no other: the file on disk says
+	 * exactly what a new one would (its since, older, only makes fewer directories racy than
+	 * a new one's would), so it is not written again */
+	bool same = w->reused == w->dirs && w->dirs == w->old.ndirs && w->old.ndirs;
+	if (complete && !w->oom && same && pv->notes)
+		fprintf(pv->notes, "zsp-run: note: %s %s: %zu of %zu directories unchanged, not read again "
+			"(the index stays as it was)\n", w->name, w->path, w->dirs, w->dirs);
+	if (complete && !w->oom && !same) {
 		unsigned char head[ZSP_WALKINDEX_HEADER];
 		zsp_walkindex_seal(head, w->scope, (uint32_t)geteuid(), (int64_t)w->start.tv_sec, w->out, w->len);
 		char tmp[sizeof(w->path) + 16];

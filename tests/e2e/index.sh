@@ -69,6 +69,21 @@ for who in $(identities); do
 	masked q2/.env "warm again, the .env the symlink leads to"
 	reused "a run after the changes"
 
+	# -- nothing changed since the last run: the index is left as it was, not written again;
+	# one directory changed: it is written again, and the change is seen
+	sleep 3
+	zrun true
+	before=$(stat -c '%n %i %Y' "$index"/* | sort)
+	zrun true
+	after=$(stat -c '%n %i %Y' "$index"/* | sort)
+	[ -n "$before" ] && [ "$before" = "$after" ] && grep -q "index stays as it was" "$tmp/err" && ok ||
+		bad "an unchanged workspace: the index was written again: $before / $after"
+	echo SECRET >"$ws/big/3/.env" && mine "$ws/big"
+	masked big/3/.env "a .env added after an index left as it was"
+	after2=$(stat -c '%n %i %Y' "$index"/* | sort)
+	[ "$after" != "$after2" ] && ok || bad "a changed directory did not write the index again"
+	reused "the run after an index left as it was"
+
 	# -- a corrupt index is rebuilt, and the run still masks everything
 	# an index another user owns takes root to make: the unprivileged run of the whole suite
 	# (dev.sh's last pass) checks the other three, the root run all four
