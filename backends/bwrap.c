@@ -178,7 +178,7 @@ static probe *probe_known(const plan *pl, const char *path)
 
 /* The memo's slot for path, after an lstat if this build has not looked at it yet. NULL when out
  * of memory. */
-static probe *probe_path(plan *pl, const char *path)
+static probe *probe_path_slot(plan *pl, const char *path)
 {
 	if (2 * (pl->nprobes + 1) > pl->probecap) {
 		size_t ncap = pl->probecap ? 2 * pl->probecap : 256;
@@ -196,8 +196,13 @@ static probe *probe_path(plan *pl, const char *path)
 		pl->probes = np;
 		pl->probecap = ncap;
 	}
-	probe *pr = probe_slot(pl, path);
-	if (pr->path)
+	return probe_slot(pl, path);
+}
+
+static probe *probe_path(plan *pl, const char *path)
+{
+	probe *pr = probe_path_slot(pl, path);
+	if (!pr || pr->path)
 		return pr;
 	struct stat st;
 	pr->path = zsp_arena_strdup(pl->a, path);
@@ -208,6 +213,23 @@ static probe *probe_path(plan *pl, const char *path)
 	pr->mode = pr->err ? 0 : st.st_mode;
 	pr->uid = pr->err ? 0 : st.st_uid;
 	return pr;
+}
+
+/* What a walk's fstat said about a directory it reached through no symbolic link: the memo's
+ * answer for path from now on, as an lstat of it would have said (a match below it then costs
+ * no lstat of its directories when its path is resolved). Nothing when path is known already
+ * or on out-of-memory (the lstat is made later, as before). */
+static void probe_seed(plan *pl, const char *path, const struct stat *st)
+{
+	if (probe_known(pl, path))
+		return;
+	probe *pr = probe_path_slot(pl, path);
+	if (!pr || !(pr->path = zsp_arena_strdup(pl->a, path)))
+		return;
+	pl->nprobes++;
+	pr->err = 0;
+	pr->mode = st->st_mode;
+	pr->uid = st->st_uid;
 }
 
 /* A symlink's target, read once per build. NULL with errno set when it cannot be read. */
@@ -1227,6 +1249,7 @@ static bool walk_known(struct tree_walk *t, size_t len)
 	    fstatat(t->rootfd, t->buf + t->rootlen + 1, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
 	    root_closed_st(t, &st) || !t->ix->lookup(t->ixh, t->buf + t->rootlen, &st, &es, &n, &any))
 		return false;
+	probe_seed(t->pl, t->buf, &st);
 	for (size_t i = 0; i < n; i++)
 		if (!walk_entry(t, -1, len, es[i].name, es[i].type))
 			break;
