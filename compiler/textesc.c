@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "compiler/textesc.h"
-#include "compiler/textesc_core.h"
+#include "lang/textesc_core.h"
 #include "compiler/zsp.h"
 
 #include <stdint.h>

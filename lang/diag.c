@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lang/buf.h"
+#include "lang/textesc_core.h"
 
 static const char *const warning_names[ZSP_W_COUNT] = {
 	[ZSP_W_SHADOWED] = "shadowed",
@@ -82,12 +83,35 @@ static void flush(zsp_diag *d, zsp_buf *b)
 	zsp_buf_free(b);
 }
 
+/* What b holds from byte `from` on, made to show as zsp_text_escape shows text
+ * (lang/textesc_core.h): a message names paths and text that a sandboxed command or a request
+ * chose (a directory called "\033]0;...", a newline that starts a line of its own), and none of
+ * it may redraw the terminal or forge a line. */
+static void show_from(zsp_buf *b, size_t from)
+{
+	if (b->oom || b->len == from || zsp_text_plain_core(b->data + from))
+		return;
+	zsp_buf m = { 0 };
+	for (const unsigned char *s = (const unsigned char *)b->data + from; *s;) {
+		char out[ZSP_TEXT_ESCAPE_STEP_MAX];
+		size_t used, n = zsp_text_escape_step(s, out, &used);
+		zsp_buf_add(&m, out, n);
+		s += used;
+	}
+	b->len = from;
+	zsp_buf_add(b, m.data ? m.data : "", m.len);
+	zsp_buf_free(&m);
+}
+
 static void include_chain(zsp_buf *b, const zsp_source *src)
 {
 	for (zsp_loc inc = src->included_from; inc.src; inc = inc.src->included_from) {
 		unsigned line, col;
 		zsp_source_position(inc.src, inc.begin, &line, &col);
-		zsp_buf_printf(b, "In file included from %s:%u:%u:\n", inc.src->path, line, col);
+		size_t from = b->len;
+		zsp_buf_printf(b, "In file included from %s:%u:%u:", inc.src->path, line, col);
+		show_from(b, from);
+		zsp_buf_add(b, "\n", 1);
 	}
 }
 
@@ -145,16 +169,19 @@ static void report(zsp_diag *d, const char *level, const char *tag, zsp_loc loc,
 		   bool with_chain, const char *fmt, va_list ap)
 {
 	zsp_buf b = { 0 };
+	size_t from = 0;
 	if (loc.src) {
 		unsigned line, col;
 		if (with_chain)
 			include_chain(&b, loc.src);
+		from = b.len;
 		zsp_source_position(loc.src, loc.begin, &line, &col);
 		zsp_buf_printf(&b, "%s:%u:%u: %s: ", loc.src->path, line, col, level);
 	} else {
 		zsp_buf_printf(&b, "zspc: %s: ", level);
 	}
 	zsp_buf_vprintf(&b, fmt, ap);
+	show_from(&b, from);
 	if (tag)
 		zsp_buf_printf(&b, " [-W%s]", tag);
 	zsp_buf_add(&b, "\n", 1);
@@ -241,6 +268,7 @@ void zsp_diag_hint(zsp_diag *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	zsp_buf_vprintf(&b, fmt, ap);
 	va_end(ap);
+	show_from(&b, 8);
 	zsp_buf_add(&b, "\n", 1);
 	flush(d, &b);
 }

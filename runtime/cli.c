@@ -14,6 +14,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/textesc.h"
+#include "lang/textesc_core.h"
 #include "runtime/cli.h"
 #include "runtime/workspace.h"
 
@@ -27,11 +28,36 @@ void zsp_cli_init(const char *name)
 }
 
 static void vsay(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* One message on stderr, shown so that nothing in it can redraw the terminal: a message names
+ * paths and text a sandboxed command chose. Every byte but a newline is shown as
+ * zsp_text_escape shows it (lang/textesc_core.h); a newline not followed by two spaces gets them,
+ * so that no line of a message but its first starts at the margin and none can pass for a
+ * message of its own ("zsp-run: ..."). */
 static void vsay(const char *fmt, va_list ap)
 {
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return;
+	}
 	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
+	for (const unsigned char *s = (const unsigned char *)m; *s;) {
+		char out[ZSP_TEXT_ESCAPE_STEP_MAX];
+		size_t used = 1, n;
+		if (*s == '\n') {
+			fputc('\n', stderr);
+			if (s[1] != ' ' || s[2] != ' ')
+				fputs("  ", stderr);
+		} else if (*s == '\\') {
+			fputc('\\', stderr);   /* as zsp_text_escape leaves it in plain text */
+		} else {
+			n = zsp_text_escape_step(s, out, &used);
+			fwrite(out, 1, n, stderr);
+		}
+		s += used;
+	}
 	fputc('\n', stderr);
+	free(m);
 }
 
 void zsp_die(int status, const char *fmt, ...)

@@ -44,7 +44,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "compiler/textesc_core.h"
+#include "lang/textesc_core.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)

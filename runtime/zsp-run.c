@@ -442,11 +442,13 @@ static int gate_session(struct gate *g, const zsp_policy_set *set, const char *w
 	if (zsp_grants_open_at(&where, &g->grants, err, sizeof(err)) == ZSP_OK) {
 		rc = zsp_session_use_grants(g->s, g->grants, o->thread, g->project, !o->no_audit);
 	} else if (o->no_audit) {
-		zsp_warn("%s\nzsp-run: --no-audit: deciding without grants; nothing is recorded", err);
+		zsp_warn("%s", err);
+		zsp_warn("--no-audit: deciding without grants; nothing is recorded");
 		rc = ZSP_OK;
 	} else {
-		zsp_warn("%s\nzsp-run: without the grant store there is no audit trail, so nothing runs "
-			 "(zsp-run --no-audit decides without grants and records nothing)", err);
+		zsp_warn("%s", err);
+		zsp_warn("without the grant store there is no audit trail, so nothing runs "
+			 "(zsp-run --no-audit decides without grants and records nothing)");
 		rc = ZSP_RUN_ESETUP;
 	}
 	if (rc == ZSP_EINTERNAL)

@@ -127,11 +127,28 @@ for who in $(identities); do
 		echo SECRET >.env) || bad "cannot make a path over PATH_MAX"
 	mine "$ws"
 	run "$ws" "" "true"
-	[ "$rc" -ne 0 ] && grep -q "PATH_MAX" "$tmp/err" && grep -q "$long/$long" "$tmp/err" && ok ||
-		bad "a .env past PATH_MAX: exit $rc, not a refusal naming it: $(grep -v '^ ' "$tmp/err" | head -3)"
+	[ "$rc" -eq 1 ] && grep -q "PATH_MAX" "$tmp/err" && grep -q "$long/$long" "$tmp/err" && ok ||
+		bad "a .env past PATH_MAX: exit $rc, not a refusal (1) naming it: $(grep -v '^ ' "$tmp/err" | head -3)"
 	run "$ws" "$nodeny" "true"
 	[ "$rc" -eq 0 ] && ok || bad "the same tree without a deny does not start (exit $rc): $(head -3 "$tmp/err")"
 	rm -rf "$ws/$long"
+
+	# -- the names in a refusal are the command's to choose, and reach the terminal escaped: an
+	# OSC sequence (sets the window title), BEL, CR, and a newline that starts a forged line
+	evil=$(printf 'e\033]0;pwned\007\r\nzsp-run: note: all clear')
+	(cd "$ws" && mkdir "$evil" && cd "$evil" && i=0 &&
+		while [ $i -lt 22 ]; do mkdir "$long" && cd "$long" || exit 1; i=$((i + 1)); done &&
+		echo SECRET >.env) || bad "cannot make a path over PATH_MAX below an escape-named directory"
+	mine "$ws"
+	run "$ws" "" "true"
+	[ "$rc" -eq 1 ] && ok || bad "an escape-named tree past PATH_MAX: exit $rc, not 1"
+	if LC_ALL=C grep -q "$(printf '[\033\007\r]')" "$tmp/err"; then
+		bad "a refusal wrote the directory's control bytes to the terminal: $(head -c 200 "$tmp/err" | od -c | head -3)"
+	else ok; fi
+	grep -q '^zsp-run: note: all clear' "$tmp/err" && bad "a name's newline began a forged line on stderr" || ok
+	grep -qF 'e\x1b]0;pwned\x07\r\nzsp-run: note: all clear' "$tmp/err" && ok ||
+		bad "the refusal does not show the name escaped: $(grep -v '^ ' "$tmp/err" | head -c 300)"
+	rm -rf "$ws/$evil"
 
 	# -- no workspace size refuses: past the old limit of 200,000 entries
 	big=$world/big
