@@ -794,7 +794,9 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 
 	zsp_builtin_hit hit;
 	bool b;
-	if (zsp_builtin_check(a, cmd, &sh, &hit, &b) != ZSP_OK)
+	/* the command starts in the workspace */
+	zsp_builtin_env where = { o->env->home, o->env->workspace };
+	if (zsp_builtin_check(a, cmd, &sh, &where, &hit, &b) != ZSP_OK)
 		return -1;
 	if (b) {
 		decide(v, ZSP_DENY, "builtin", zsp_arena_printf(a, "%s: `%s`", hit.message, hit.what));
