@@ -1735,3 +1735,175 @@ int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh,
 	*matched = rc > 0;
 	return ZSP_OK;
 }
+
+/* ---- what user deny and ask rules see ---- */
+
+#define UNWRAP_STAGES 64    /* wrappers stripped from one command */
+#define UNWRAP_TEXTS 4096   /* texts for one request */
+
+typedef struct uctx {
+	zsp_arena *a;
+	const char **v;
+	size_t n, cap;
+	bool complete;
+} uctx;
+
+static int unwrap_add(uctx *u, const char *text)
+{
+	if (u->n >= UNWRAP_TEXTS) {
+		u->complete = false;
+		return 0;
+	}
+	if (u->n + 1 >= u->cap) {
+		const char **nv = zsp_arena_grow(u->a, u->v, u->n, &u->cap, sizeof *nv);
+
+		if (!nv)
+			return -1;
+		u->v = nv;
+	}
+	u->v[u->n++] = text;
+	return 0;
+}
+
+static int unwrap_words(uctx *u, const char **argv, size_t argc, unsigned depth);
+
+/* The commands of a script a command runs (sh -c, eval, env -S, su -c, watch, ...). */
+static int unwrap_script(uctx *u, const char *script, unsigned depth)
+{
+	zsp_sh_result r;
+	int rc = 0;
+
+	if (depth >= NESTED_MAX) {
+		u->complete = false;
+		return 0;
+	}
+	if (zsp_sh_parse(u->a, script, &r) != ZSP_OK || unwrap_add(u, script) < 0)
+		return -1;
+	for (size_t k = 0; k < r.ncmds && rc == 0; k++)
+		if (r.cmds[k].kind == ZSP_SH_COMMAND && (rc = unwrap_add(u, r.cmds[k].text)) == 0)
+			rc = unwrap_words(u, r.cmds[k].argv, r.cmds[k].argc, depth + 1);
+	return rc;
+}
+
+static int unwrap_words(uctx *u, const char **argv, size_t argc, unsigned depth)
+{
+	size_t i = 0, stages = 0;
+	bool command, stdin_flag;
+
+	for (;;) {
+		const struct wrapper *wr;
+		const char *w, *t;
+		opts o = { 0 };
+		size_t start, j;
+
+		while (i < argc && is_assignment(argv[i]))
+			i++;
+		if (i >= argc)
+			return 0;
+		if (i > 0) {
+			if (++stages > UNWRAP_STAGES) {
+				u->complete = false;
+				return 0;
+			}
+			/* as the parse writes a command: unquoted words joined by one space */
+			if (!(t = join_words(u->a, "", argv + i, argc - i, false)) || unwrap_add(u, t) < 0)
+				return -1;
+		}
+		w = argv[i];
+		if (is_shell(w)) {
+			j = i + shell_operands(argv + i, argc - i, &command, &stdin_flag);
+			return command && j < argc ? unwrap_script(u, argv[j], depth) : 0;
+		}
+		if (name_is(w, "eval")) {
+			char *s = join_words(u->a, "", argv + i + 1, argc - i - 1, false);
+
+			return s ? unwrap_script(u, s, depth) : -1;
+		}
+		if (name_is(w, "su") || name_is(w, "runuser")) {
+			for (j = i + 1; j < argc; j++) {
+				if (!strncmp(argv[j], "--command=", 10))
+					return unwrap_script(u, argv[j] + 10, depth);
+				if ((!strcmp(argv[j], "-c") || !strcmp(argv[j], "--command")) && j + 1 < argc)
+					return unwrap_script(u, argv[j + 1], depth);
+			}
+			if (!name_is(w, "runuser"))
+				return 0;
+			i = scan_opts(argv, argc, i + 1, "ugGcsw", "", NULL, &o);
+			if (!o.seen['u'])
+				return 0;
+			continue;
+		}
+		if (!(wr = find_wrapper(w)))
+			return 0;
+		start = i + 1;
+		i = wrapper_args(wr, argv, argc, start, &o);
+		switch (wr->kind) {
+		case W_SUDO:
+			if (o.seen['e'])
+				return 0;
+			break;
+		case W_ENV:
+			while (i < argc && !strcmp(argv[i], "-"))
+				i++;
+			if (o.val['S']) {
+				char *s = join_words(u->a, o.val['S'], argv + i, argc - i, true);
+
+				return s ? unwrap_script(u, s, depth) : -1;
+			}
+			break;
+		case W_COMMAND:
+			if (o.seen['v'] || o.seen['V'])
+				return 0;
+			break;
+		case W_NOCMD_P:
+			if (o.seen['p'] || o.seen['P'] || o.seen['u'])
+				return 0;
+			break;
+		case W_WATCH:
+		case W_SG:
+			if (wr->kind == W_SG) {
+				i = start + (start < argc && !strcmp(argv[start], "-"));
+				i += i < argc;
+				i += i < argc && !strcmp(argv[i], "-c");
+			} else if (o.seen['x']) {
+				break;
+			}
+			if (i < argc) {
+				char *s = join_words(u->a, "", argv + i, argc - i, false);
+
+				return s ? unwrap_script(u, s, depth) : -1;
+			}
+			return 0;
+		case W_FLOCK:
+		case W_SCRIPT:
+			if (o.val['c'])
+				return unwrap_script(u, o.val['c'], depth);
+			if (wr->kind == W_SCRIPT)
+				return 0;
+			break;
+		case W_COREUTILS:
+		case W_CAPSH:
+			return 0;
+		default:
+			break;
+		}
+	}
+}
+
+int zsp_builtin_unwrap(zsp_arena *a, const zsp_sh_result *sh, const char ***texts, size_t *n,
+		       bool *complete)
+{
+	uctx u = { .a = a, .complete = true };
+
+	for (size_t k = 0; k < sh->ncmds; k++) {
+		const zsp_sh_cmd *cmd = &sh->cmds[k];
+
+		if (cmd->kind == ZSP_SH_COMMAND &&
+		    unwrap_words(&u, cmd->argv, cmd->argc, 0) < 0)
+			return ZSP_EINTERNAL;
+	}
+	*texts = u.v;
+	*n = u.n;
+	*complete = u.complete;
+	return ZSP_OK;
+}

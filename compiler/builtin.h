@@ -32,4 +32,14 @@ typedef struct zsp_builtin_env {
 int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh,
 		      const zsp_builtin_env *env, zsp_builtin_hit *hit, bool *matched);
 
+/* What user deny and ask rules see besides the command and its entries: each simple command
+ * with its assignments and wrappers stripped, one wrapper at a time (`FOO=1 sudo env rm x`:
+ * `sudo env rm x`, `env rm x`, `rm x`), and the scripts it runs (sh -c, eval, su -c, env -S,
+ * watch, flock -c, script -c, sg) with each of their commands, likewise. Allow rules never see
+ * these (doc/oracle.md). *texts (arena) gets *n texts; *complete is false when a command has
+ * more than 64 wrappers, scripts nest deeper than 8 or there are more than 4096 texts (the
+ * caller fails closed). Returns ZSP_OK or ZSP_EINTERNAL on out-of-memory. */
+int zsp_builtin_unwrap(zsp_arena *a, const zsp_sh_result *sh, const char ***texts, size_t *n,
+		       bool *complete);
+
 #endif

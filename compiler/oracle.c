@@ -827,7 +827,29 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		texts[i + 1] = sh.cmds[i].text;
 	/* a simple command's one entry is often the command itself: search that text once */
 	size_t same = sh.ncmds == 1 && strcmp(cmd, texts[1]) == 0;
-	if (decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, 1, v) != 0)
+	/* deny and ask rules also see each command with its wrappers stripped and the scripts it
+	 * runs; allow rules only the commands as they run (doc/oracle.md, step 3) */
+	const char **unwrapped = NULL, **judged = texts + same;
+	size_t nunwrapped = 0, njudged = sh.ncmds + 1 - same;
+	bool complete = true;
+	if (t && t->nrules && !allows_everything(o, t)) {
+		if (zsp_builtin_unwrap(a, &sh, &unwrapped, &nunwrapped, &complete) != ZSP_OK)
+			return -1;
+		if (!complete) {
+			decide(v, ZSP_DENY, "unsupported",
+			       "more wrappers or nested scripts than the deny and ask rules can be checked through");
+			return trace(a, v, "unwrapping: %s: denied", v->detail);
+		}
+		if (nunwrapped) {
+			judged = zsp_arena_calloc(a, njudged + nunwrapped + 1, sizeof(char *));
+			if (!judged)
+				return -1;
+			memcpy(judged, texts + same, njudged * sizeof(char *));
+			memcpy(judged + njudged, unwrapped, nunwrapped * sizeof(char *));
+			njudged += nunwrapped;
+		}
+	}
+	if (decide_texts(o, a, t, ti, judged, njudged, texts + 1, sh.ncmds, 1, v) != 0)
 		return -1;
 	/* the rules read the command as sh would run it: under another shell an allow proves
 	 * nothing (zsh runs code from a glob qualifier); a deny or an ask stands */
