@@ -475,7 +475,9 @@ static int expand_braces(bctx *c, const char *w, word_fn fn, void *arg)
 		return rc < 0 ? -1 : fn(c, w, arg);
 	long from, to, step;
 	bool chars;
-	if (is_sequence(w + open + 1, close - open - 1, &from, &to, &step, &chars)) {
+	/* a comma makes a list, even where the text could read as a sequence (`{/..,}`) */
+	if (!memchr(w + open + 1, ',', close - open - 1) &&
+	    is_sequence(w + open + 1, close - open - 1, &from, &to, &step, &chars)) {
 		step = step < 0 ? -step : step ? step : 1;
 		for (long v = from;; v += from <= to ? step : -step) {
 			char *word = chars ? zsp_arena_printf(c->a, "%.*s%c%s", (int)open, w, (char)v, w + close + 1)

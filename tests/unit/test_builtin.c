@@ -273,6 +273,8 @@ static const struct {
 	  "rm-unchecked" },
 	{ "rm -rf {x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}/", "rm-root" },
 	{ "rm -rf /tmp{/..,/x}", "rm-root" },
+	{ "rm -rf /usr{/..,}", "rm-root" },
+	{ "rm -rf /{-../}", "rm-root" },
 	{ "rm -rf {-..0}", "rm-cwd" },
 	{ "rm -rf /tmp/x{1..3}", NO_HIT },
 	{ "{echo,rm,-rf,/}", NO_HIT },
