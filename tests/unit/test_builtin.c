@@ -499,6 +499,20 @@ static void test_unparsable(void)
 	CU_ASSERT(hits("printf 'rm -rf ..", NULL, "rm-parent"));
 	CU_ASSERT(hits("echo 'x && rm -rf /", NULL, "rm-root"));
 	CU_ASSERT(hits("echo \"$(rm -rf ~", NULL, "rm-home"));
+	/* every segment, not only the end of the text */
+	CU_ASSERT(hits("rm -rf / ; echo 'open", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf '/' && echo \"open", NULL, "rm-root"));
+	CU_ASSERT(hits("echo 'a' | sudo rm -rf ~ | echo \"open", NULL, "rm-home"));
+	/* and the structural check of each segment that parses */
+	CU_ASSERT(hits("strace -f rm -rf /tmp/.. ; echo 'open", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf /?* ; echo 'open", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf /!(x)", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf /tmp/x ; echo 'open", NULL, NO_HIT));
+	/* the splitter gives up before the rm: only the segments see it */
+	CU_ASSERT(hits("ls /!(x) ; rm -rf / ; ls", NULL, "rm-root"));
+	CU_ASSERT(hits("ls /!(x) ; rm -rf /tmp/../.. ", NULL, "rm-root"));
+	CU_ASSERT(hits("ls /!(x) && sudo rm -rf ~ || true", NULL, "rm-home"));
+	CU_ASSERT(hits("ls /!(x) ; rm -rf /tmp/y ; ls", NULL, NO_HIT));
 }
 
 static void test_long_input(void)
