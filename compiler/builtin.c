@@ -50,6 +50,8 @@ typedef struct bctx {
 	const char **pos;   /* $0 first */
 	size_t npos;
 	size_t steps;       /* what is left of the budget (bytes of words looked at) */
+	const char **vars;  /* shell variables the text set: "NAME=value", the latest last */
+	size_t nvars;
 } bctx;
 
 static int set_hit(bctx *c, const char *rule, const char *message)
@@ -1414,6 +1416,84 @@ static int splice_braces(bctx *c, const char ***argv, size_t *argc, size_t i)
 	return 0;
 }
 
+/* The value the text gave variable name (n bytes), or NULL. */
+static const char *var_value(const bctx *c, const char *name, size_t n)
+{
+	for (size_t k = c->nvars; k-- > 0;)
+		if (strncmp(c->vars[k], name, n) == 0 && c->vars[k][n] == '=')
+			return c->vars[k] + n + 1;
+	return NULL;
+}
+
+/* `$NAME` and `${NAME}` at the start of a word, for a variable the text set (`X=/; rm -rf
+ * $X`), replaced by its value. A value holding `$` stays unknown to the checks after. */
+static int expand_vars(bctx *c, const char ***argv, size_t argc)
+{
+	const char **out = NULL;
+
+	for (size_t i = 0; i < argc && c->nvars; i++) {
+		const char *w = (*argv)[i], *name = w + 1, *rest, *val;
+		size_t n;
+
+		if (w[0] != '$')
+			continue;
+		name += w[1] == '{';
+		for (n = 0; name_start(name[n]) || (n && name[n] >= '0' && name[n] <= '9'); n++)
+			;
+		rest = name + n;
+		if (n == 0 || (w[1] == '{' && *rest++ != '}') || !(val = var_value(c, name, n)))
+			continue;
+		if (!out) {
+			if (!(out = zsp_arena_calloc(c->a, argc + 1, sizeof *out)))
+				return -1;
+			memcpy(out, *argv, argc * sizeof *out);
+		}
+		if (!(out[i] = zsp_arena_printf(c->a, "%s%s", val, rest)))
+			return -1;
+	}
+	if (out)
+		*argv = out;
+	return 0;
+}
+
+/* A command of assignments only (`X=/`), or export, declare, local, readonly, typeset with
+ * them: the variables set, for the commands after it. `X+=v` appends to a known value. */
+static int set_vars(bctx *c, const char **argv, size_t argc)
+{
+	size_t i = 0;
+
+	if (argc > 0 && (name_is(argv[0], "export") || name_is(argv[0], "declare") ||
+			 name_is(argv[0], "local") || name_is(argv[0], "readonly") ||
+			 name_is(argv[0], "typeset")))
+		i = 1;
+	for (size_t k = i; k < argc; k++)
+		if (!is_assignment(argv[k]) && !(i && argv[k][0] == '-'))
+			return 0;
+	for (; i < argc; i++) {
+		const char *w = argv[i], *eq = strchr(w, '=');
+		size_t n = strcspn(w, "[+=");
+		char *v;
+
+		if (!eq || w[n] == '[')
+			continue;
+		if (w[n] == '+') {
+			const char *old = var_value(c, w, n);
+
+			v = zsp_arena_printf(c->a, "%.*s=%s%s", (int)n, w, old ? old : "", eq + 1);
+		} else {
+			v = zsp_arena_strdup(c->a, w);
+		}
+		const char **nv = zsp_arena_calloc(c->a, c->nvars + 2, sizeof *nv);
+		if (!v || !nv)
+			return -1;
+		memcpy(nv, c->vars, c->nvars * sizeof *nv);
+		nv[c->nvars] = v;
+		c->vars = nv;
+		c->nvars++;
+	}
+	return 0;
+}
+
 static int check_words(bctx *c, const char **argv, size_t argc)
 {
 	size_t i = 0;
@@ -1422,7 +1502,7 @@ static int check_words(bctx *c, const char **argv, size_t argc)
 
 	if ((rc = spend(c, argc)) != 0)
 		return rc;
-	if (c->has_pos && expand_positional(c, &argv, &argc) < 0)
+	if (expand_vars(c, &argv, argc) < 0 || (c->has_pos && expand_positional(c, &argv, &argc) < 0))
 		return -1;
 	for (;;) {
 		const struct wrapper *wr;
@@ -1704,6 +1784,8 @@ static int check_text(bctx *c, const char *text, const zsp_sh_result *sh)
 			continue;
 		c->what = cmd->text;
 		rc = check_words(c, argv, argc);
+		if (rc == 0 && set_vars(c, argv, argc) < 0)
+			return -1;
 		i = command_index(argv, argc);
 		if (rc == 0 && i < argc && name_is(argv[i], "set")) {
 			if (c->has_pos && expand_positional(c, &argv, &argc) < 0)

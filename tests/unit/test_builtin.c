@@ -331,6 +331,17 @@ static const struct {
 	{ "bash -c 'set -- x \"$1\"; rm -rf \"$2\"' _ /", "rm-root" },
 	{ "set -- /tmp/x; rm -rf \"$1\"", NO_HIT },
 	{ "set -e; rm -rf \"$1\"", NO_HIT },
+	/* variables the text sets */
+	{ "X=/; rm -rf $X", "rm-root" },
+	{ "X=/tmp; rm -rf \"${X}\"/..", "rm-root" },
+	{ "export D=~; rm -rf $D", "rm-home" },
+	{ "local -r D=/home/u; rm -rf $D", "rm-home" },
+	{ "X=/; X+=tmp; rm -rf $X", NO_HIT },
+	{ "X=/; X=/tmp; rm -rf $X", NO_HIT },
+	{ "X=/; X=$(pwd); rm -rf $X/x", NO_HIT },
+	{ "X=/tmp; rm -rf $X", NO_HIT },
+	{ "X=/ rm -rf $X", NO_HIT },
+	{ "X=/; sh -c 'rm -rf $1' _ $X", "rm-root" },
 	/* shells reading their script from stdin */
 	{ "bash /dev/stdin <<< 'rm -rf /'", "rm-root" },
 	{ "sh /dev/fd/0 <<< 'rm -rf ~'", "rm-home" },
