@@ -52,6 +52,9 @@ typedef struct bctx {
 	size_t steps;       /* what is left of the budget (bytes of words looked at) */
 	const char **vars;  /* shell variables the text set: "NAME=value", the latest last */
 	size_t nvars;
+	const char **dirs;  /* where the command may be: the workspace, then where cd went */
+	size_t ndirs;
+	bool lost;          /* a cd went somewhere unknown: relative cd targets are unknown */
 } bctx;
 
 static int set_hit(bctx *c, const char *rule, const char *message)
@@ -285,8 +288,10 @@ typedef struct comp {
  * ancestor of `~` or `.`. Trailing components that are total globs name the same tree.
  * `/proc/PID/root` is `/` and `/proc/PID/cwd` the current directory (of the requester for
  * `self`; of another process, a directory as dangerous). A `..` that pops a component holding
- * `$` or a backquote makes the operand unknown. */
-static int classify(zsp_arena *a, const zsp_builtin_env *env, const char *w, enum target *out)
+ * `$` or a backquote makes the operand unknown. A relative path is made absolute against each
+ * of dirs (the workspace, and the directories `cd` went to). */
+static int classify(zsp_arena *a, const zsp_builtin_env *env, const char *const *dirs,
+		    size_t ndirs, const char *w, enum target *out)
 {
 	enum target anchor = T_CWD;
 	const char *p = w;
@@ -348,33 +353,37 @@ static int classify(zsp_arena *a, const zsp_builtin_env *env, const char *w, enu
 		*out = climb > 0 ? T_PARENT : anchor;
 		return 0;
 	}
-	/* Not one of the spellings: compare the path with the home and current directories. */
-	const char *base = anchor == T_ROOT ? "" : anchor == T_HOME ? env->home : env->cwd;
-	if (!base)
-		return 0;
-	size_t blen = strlen(base);
-	for (size_t k = 0; k < climb; k++) {
-		while (blen > 0 && base[blen - 1] != '/')
-			blen--;
-		if (blen > 0)
-			blen--;
+	/* Not one of the spellings: compare the path with the home and current directories, the
+	 * path made absolute against each directory the command may be in */
+	size_t nbases = anchor == T_CWD ? ndirs : 1;
+	for (size_t b = 0; b < nbases && *out == T_NONE; b++) {
+		const char *base = anchor == T_ROOT ? "" : anchor == T_HOME ? env->home : dirs[b];
+		if (!base)
+			continue;
+		size_t blen = strlen(base);
+		for (size_t k = 0; k < climb; k++) {
+			while (blen > 0 && base[blen - 1] != '/')
+				blen--;
+			if (blen > 0)
+				blen--;
+		}
+		char *path = zsp_arena_alloc(a, blen + len + 2);
+		if (!path)
+			return -1;
+		char *q = path + blen;
+		memcpy(path, base, blen);
+		for (size_t k = 0; k < depth; k++) {
+			if (stack[k].kind == 1)
+				return 0;
+			*q++ = '/';
+			memcpy(q, stack[k].p, stack[k].n);
+			q += stack[k].n;
+		}
+		*q = '\0';
+		int h = env->home ? names_dir(a, path, env->home) : 0;
+		int d = env->cwd ? names_dir(a, path, env->cwd) : 0;
+		*out = h == 2 ? T_HOME : d == 2 ? T_CWD : (h || d) ? T_PARENT : T_NONE;
 	}
-	char *path = zsp_arena_alloc(a, blen + len + 2);
-	if (!path)
-		return -1;
-	char *q = path + blen;
-	memcpy(path, base, blen);
-	for (size_t k = 0; k < depth; k++) {
-		if (stack[k].kind == 1)
-			return 0;
-		*q++ = '/';
-		memcpy(q, stack[k].p, stack[k].n);
-		q += stack[k].n;
-	}
-	*q = '\0';
-	int h = env->home ? names_dir(a, path, env->home) : 0;
-	int d = env->cwd ? names_dir(a, path, env->cwd) : 0;
-	*out = h == 2 ? T_HOME : d == 2 ? T_CWD : (h || d) ? T_PARENT : T_NONE;
 	return 0;
 }
 
@@ -514,7 +523,7 @@ static int classify_one(bctx *c, const char *word, void *arg)
 {
 	enum target *out = arg;
 
-	if (classify(c->a, c->env, word, out) < 0)
+	if (classify(c->a, c->env, c->dirs, c->ndirs, word, out) < 0)
 		return -1;
 	return *out != T_NONE ? 2 : 0;
 }
@@ -1494,6 +1503,64 @@ static int set_vars(bctx *c, const char **argv, size_t argc)
 	return 0;
 }
 
+#define DIRS_MAX 16
+
+/* `cd DIR`, `pushd DIR`: DIR made absolute (lexically, as cd does without -P) becomes one more
+ * directory the commands after it may be in. */
+static int change_dir(bctx *c, const char **argv, size_t argc)
+{
+	const char *w = argc > 1 ? argv[argc - 1] : "~", *base;
+	char *path, *q;
+
+	if (argc > 1 && w[0] == '-' && w[1])
+		w = "~"; /* cd -L / -P alone */
+	if (!strcmp(w, "-") || strpbrk(w, "$`*?[") || c->ndirs >= DIRS_MAX) {
+		c->lost = true;
+		return 0;
+	}
+	if (w[0] == '/')
+		base = "";
+	else if (w[0] == '~' && (w[1] == '\0' || w[1] == '/'))
+		base = c->env->home, w++;
+	else
+		base = c->lost ? NULL : c->dirs[c->ndirs - 1];
+	if (!base) {
+		c->lost = true;
+		return 0;
+	}
+	path = zsp_arena_alloc(c->a, strlen(base) + strlen(w) + 2);
+	if (!path)
+		return -1;
+	q = stpcpy(path, base);
+	for (const char *p = w; *p;) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (q > path && q[-1] != '/')
+				q--;
+			if (q > path)
+				q--;
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			*q++ = '/';
+			memcpy(q, p, n);
+			q += n;
+		}
+		p += n;
+	}
+	*q = '\0';
+	const char **nd = zsp_arena_calloc(c->a, c->ndirs + 2, sizeof *nd);
+	if (!nd)
+		return -1;
+	memcpy(nd, c->dirs, c->ndirs * sizeof *nd);
+	nd[c->ndirs++] = *path ? path : "/";
+	c->dirs = nd;
+	c->lost = false;
+	return 0;
+}
+
 static int check_words(bctx *c, const char **argv, size_t argc)
 {
 	size_t i = 0;
@@ -1787,6 +1854,9 @@ static int check_text(bctx *c, const char *text, const zsp_sh_result *sh)
 		if (rc == 0 && set_vars(c, argv, argc) < 0)
 			return -1;
 		i = command_index(argv, argc);
+		if (rc == 0 && i < argc && (name_is(argv[i], "cd") || name_is(argv[i], "pushd")) &&
+		    change_dir(c, argv + i, argc - i) < 0)
+			return -1;
 		if (rc == 0 && i < argc && name_is(argv[i], "set")) {
 			if (c->has_pos && expand_positional(c, &argv, &argc) < 0)
 				return -1;
@@ -1805,6 +1875,11 @@ int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh,
 	 * positional parameters */
 	bctx c = { .a = a, .rx = &rx, .hit = hit, .env = env ? env : &no_env, .what = raw,
 		   .has_pos = true, .pos = (const char **)top, .npos = 1, .steps = STEPS_MAX };
+	const char *start[] = { c.env->cwd };
+
+	c.dirs = start;
+	c.ndirs = 1;
+	c.lost = !c.env->cwd;
 	int rc;
 
 	memset(hit, 0, sizeof *hit);

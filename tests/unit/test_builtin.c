@@ -331,6 +331,16 @@ static const struct {
 	{ "bash -c 'set -- x \"$1\"; rm -rf \"$2\"' _ /", "rm-root" },
 	{ "set -- /tmp/x; rm -rf \"$1\"", NO_HIT },
 	{ "set -e; rm -rf \"$1\"", NO_HIT },
+	/* relative paths after cd: against every directory the command may be in */
+	{ "cd /home && rm -rf u", "rm-home" },
+	{ "cd ~ && rm -rf ../u", "rm-home" },
+	{ "cd / ; rm -rf home", "rm-parent" },
+	{ "cd /w/ws/src && rm -rf ../../ws", "rm-cwd" },
+	{ "(cd /tmp); rm -rf ../ws", "rm-cwd" },
+	{ "cd /tmp && cd x && rm -rf ../../w", "rm-parent" },
+	{ "cd $D && rm -rf ../ws", "rm-cwd" },
+	{ "cd /tmp && rm -rf build", NO_HIT },
+	{ "cd /tmp && rm -rf /tmp/x", NO_HIT },
 	/* variables the text sets */
 	{ "X=/; rm -rf $X", "rm-root" },
 	{ "X=/tmp; rm -rf \"${X}\"/..", "rm-root" },
