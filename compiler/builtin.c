@@ -55,6 +55,9 @@ typedef struct bctx {
 	const char **dirs;  /* where the command may be: the workspace, then where cd went */
 	size_t ndirs;
 	bool lost;          /* a cd went somewhere unknown: relative cd targets are unknown */
+	const char **fnargs;/* the text defines a function: any of its words may be a function's
+			     * positional parameter (NULL: it defines none) */
+	size_t nfnargs;
 } bctx;
 
 static int set_hit(bctx *c, const char *rule, const char *message)
@@ -640,6 +643,11 @@ static const struct wrapper {
 	{ "command", "", "", NULL, 0, W_COMMAND },
 	{ "exec", "a", "", NULL, 0, W_PLAIN },
 	{ "coproc", "", "", NULL, 0, W_PLAIN },
+	{ "parallel", "jSaEIdnNLlXC", "", L("jobs=j", "sshlogin=S", "arg-file=a", "eof=E",
+					   "delimiter=d", "max-args=n", "max-lines=L",
+					   "colsep=C", "joblog=J", "results=R", "tmpdir=T",
+					   "workdir=W", "basefile=B", "null:0", "keep-order:k",
+					   "pipe:p", "dry-run:D", "verbose:v", "ungroup:u"), 0, W_XARGS },
 	{ "xargs", "InPLsdEa", "ile", L("arg-file=a", "delimiter=d", "max-args=n", "max-procs=P",
 					"max-chars=s", "process-slot-var=X", "max-lines=L",
 					"replace=I", "eof=E", "null:0", "no-run-if-empty:r",
@@ -842,6 +850,8 @@ static char *join_words(zsp_arena *a, const char *head, const char **argv, size_
 	return s;
 }
 
+static bool positional_word(const char *w);
+
 /* Is the rm recursive (-r, -R, --recursive before `--`)? */
 static bool rm_recursive(const char **args, size_t n)
 {
@@ -876,6 +886,18 @@ static int check_rm(bctx *c, const char **args, size_t n)
 			return rc;
 		if (t != T_NONE)
 			return set_hit(c, rules[t].rule, rules[t].message);
+		/* inside a function, $1 may be any word a call passes: try each */
+		for (size_t f = 0; f < c->nfnargs && positional_word(args[k]); f++) {
+			const char *rest = args[k] + strcspn(args[k], "/");
+			char *word = zsp_arena_printf(c->a, "%s%s", c->fnargs[f], rest);
+
+			if (!word)
+				return -1;
+			if ((rc = classify_word(c, word, &t)) != 0)
+				return rc;
+			if (t != T_NONE)
+				return set_hit(c, rules[t].rule, rules[t].message);
+		}
 	}
 	return 0;
 }
@@ -1880,6 +1902,29 @@ int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh,
 	c.dirs = start;
 	c.ndirs = 1;
 	c.lost = !c.env->cwd;
+	if (strstr(raw, "()") || strstr(raw, "function")) {
+		/* a function's $1, $@ are what its calls pass: unknown here, and any word of the
+		 * text is a candidate (the parse keeps no function structure) */
+		zsp_sh_result own;
+		const zsp_sh_result *all = sh;
+
+		if (!all) {
+			if (zsp_sh_parse(a, raw, &own) != ZSP_OK)
+				return ZSP_EINTERNAL;
+			all = &own;
+		}
+		size_t n = 0;
+		for (size_t k = 0; k < all->ncmds; k++)
+			n += all->cmds[k].argc;
+		c.fnargs = zsp_arena_calloc(a, n + 2, sizeof *c.fnargs);
+		if (!c.fnargs)
+			return ZSP_EINTERNAL;
+		c.fnargs[c.nfnargs++] = ""; /* a call that passes fewer */
+		for (size_t k = 0; k < all->ncmds; k++)
+			for (size_t j = 0; j < all->cmds[k].argc; j++)
+				c.fnargs[c.nfnargs++] = all->cmds[k].argv[j];
+		c.has_pos = false;
+	}
 	int rc;
 
 	memset(hit, 0, sizeof *hit);

@@ -341,6 +341,13 @@ static const struct {
 	{ "cd $D && rm -rf ../ws", "rm-cwd" },
 	{ "cd /tmp && rm -rf build", NO_HIT },
 	{ "cd /tmp && rm -rf /tmp/x", NO_HIT },
+	/* a function's positional parameters are any word its calls may pass */
+	{ "f() { rm -rf \"$1\"; }; f /", "rm-root" },
+	{ "function f { rm -rf $1/; }; f", "rm-root" },
+	{ "f() { rm -rf \"$@\"; }; f /tmp/x ~", "rm-home" },
+	{ "f() { rm -rf \"$1\"; }; f /tmp/x", NO_HIT },
+	{ "parallel rm -rf ::: /", "rm-unknown" },
+	{ "parallel -j 4 rm -f ::: /", "rm-root" },
 	/* variables the text sets */
 	{ "X=/; rm -rf $X", "rm-root" },
 	{ "X=/tmp; rm -rf \"${X}\"/..", "rm-root" },
