@@ -1517,7 +1517,8 @@ static int set_vars(bctx *c, const char **argv, size_t argc)
 		const char **nv = zsp_arena_calloc(c->a, c->nvars + 2, sizeof *nv);
 		if (!v || !nv)
 			return -1;
-		memcpy(nv, c->vars, c->nvars * sizeof *nv);
+		if (c->nvars)
+			memcpy(nv, c->vars, c->nvars * sizeof *nv);
 		nv[c->nvars] = v;
 		c->vars = nv;
 		c->nvars++;
