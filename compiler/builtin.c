@@ -2005,6 +2005,28 @@ static int unwrap_words(uctx *u, const char **argv, size_t argc, unsigned depth)
 			i++;
 		if (i >= argc)
 			return 0;
+		if (strchr(argv[i], '{')) {
+			/* `{rm,x}` runs `rm x`: the words of the expansion replace the word */
+			zsp_builtin_hit hit;
+			bctx b = { .a = u->a, .hit = &hit, .env = &no_env, .steps = STEPS_MAX };
+			const char *before = argv[i];
+			size_t n = argc;
+			int rc = splice_braces(&b, &argv, &argc, i);
+
+			if (rc < 0)
+				return -1;
+			if (rc > 0) {
+				u->complete = false;
+				return 0;
+			}
+			if (argc != n || strcmp(argv[i], before) != 0) {
+				const char *joined = join_words(u->a, "", argv + i, argc - i, false);
+
+				if (!joined || unwrap_add(u, joined) < 0)
+					return -1;
+				continue;
+			}
+		}
 		if (i > 0) {
 			if (++stages > UNWRAP_STAGES) {
 				u->complete = false;
@@ -2023,6 +2045,16 @@ static int unwrap_words(uctx *u, const char **argv, size_t argc, unsigned depth)
 			char *s = join_words(u->a, "", argv + i + 1, argc - i - 1, false);
 
 			return s ? unwrap_script(u, s, depth) : -1;
+		}
+		if (name_is(w, "trap")) {
+			j = i + 1 + (i + 1 < argc && !strcmp(argv[i + 1], "--"));
+			return j < argc && (argv[j][0] != '-' || j > i + 1) ? unwrap_script(u, argv[j], depth) : 0;
+		}
+		if (name_is(w, "alias")) {
+			for (j = i + 1; j < argc; j++)
+				if (strchr(argv[j], '=') && unwrap_script(u, strchr(argv[j], '=') + 1, depth) < 0)
+					return -1;
+			return 0;
 		}
 		if (name_is(w, "su") || name_is(w, "runuser")) {
 			for (j = i + 1; j < argc; j++) {
