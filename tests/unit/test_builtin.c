@@ -561,6 +561,49 @@ static void test_long_input(void)
 	CU_ASSERT(hits(buf, NULL, "rm-unchecked"));
 }
 
+/* What deny and ask rules see: each stage of unwrapping and the scripts' commands. */
+static bool unwrapped_has(const char *cmd, const char *want, bool complete)
+{
+	zsp_sh_result sh;
+	const char **texts;
+	size_t n;
+	bool all;
+
+	if (zsp_sh_parse(arena, cmd, &sh) != 0 ||
+	    zsp_builtin_unwrap(arena, &sh, &texts, &n, &all) != ZSP_OK || all != complete)
+		return false;
+	for (size_t k = 0; k < n && want; k++)
+		if (strcmp(texts[k], want) == 0)
+			return true;
+	if (want)
+		fprintf(stderr, "\n  unwrap(\"%.80s\"): no `%s`\n", cmd, want);
+	return !want;
+}
+
+static void test_unwrap(void)
+{
+	static char buf[1024];
+	char *p = buf;
+
+	CU_ASSERT(unwrapped_has("FOO=1 sudo env rm x", "sudo env rm x", true));
+	CU_ASSERT(unwrapped_has("FOO=1 sudo env rm x", "env rm x", true));
+	CU_ASSERT(unwrapped_has("FOO=1 sudo env rm x", "rm x", true));
+	CU_ASSERT(unwrapped_has("timeout -s KILL 5 nice -n 3 rm x", "rm x", true));
+	CU_ASSERT(unwrapped_has("bash -c 'ls; FOO=1 rm x'", "rm x", true));
+	CU_ASSERT(unwrapped_has("sudo sh -c \"eval 'rm x'\"", "rm x", true));
+	CU_ASSERT(unwrapped_has("{rm,-f,x}", "rm -f x", true));
+	CU_ASSERT(unwrapped_has("su -c 'rm x'", "rm x", true));
+	CU_ASSERT(unwrapped_has("watch -n 1 rm x", "rm x", true));
+	CU_ASSERT(unwrapped_has("command -v rm", NULL, true));
+	for (int k = 0; k < 65; k++)
+		p += sprintf(p, "nice ");
+	sprintf(p, "rm x");
+	CU_ASSERT(unwrapped_has(buf, NULL, false));
+	buf[5 * 64] = '\0';
+	strcat(buf, "rm x");
+	CU_ASSERT(unwrapped_has(buf, "rm x", true));
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -572,7 +615,8 @@ int main(void)
 	if (!suite || !CU_add_test(suite, "table", test_table) ||
 	    !CU_add_test(suite, "nested shells", test_nesting) ||
 	    !CU_add_test(suite, "unparsable text", test_unparsable) ||
-	    !CU_add_test(suite, "long input", test_long_input)) {
+	    !CU_add_test(suite, "long input", test_long_input) ||
+	    !CU_add_test(suite, "unwrap", test_unwrap)) {
 		CU_cleanup_registry();
 		return CU_get_error();
 	}
