@@ -10,17 +10,36 @@
 
 typedef struct zsp_builtin_hit {
 	const char *rule;     /* stable id: "rm-root", "rm-home", "rm-cwd", "rm-parent",
-			       * "find-delete-root", "nested-shell" (scripts nested > 8 deep: fails closed) */
+			       * "find-delete-root", "nested-shell" (scripts nested > 8 deep: fails closed),
+			       * "rm-unknown" (xargs feeds a recursive rm), "rm-unchecked" (too
+			       * much work to check: fails closed) */
 	const char *what;     /* the offending command text (arena or input string) */
 	const char *message;  /* for people: "deletes the root directory" */
 } zsp_builtin_hit;
+
+/* The machine the command runs on: absolute, lexically normal paths, or NULL when unknown. An
+ * operand naming one of them (or an ancestor) counts as `~`, `.` (or `..`) does. */
+typedef struct zsp_builtin_env {
+	const char *home;  /* the requester's home directory */
+	const char *cwd;   /* the directory the command starts in (the workspace) */
+} zsp_builtin_env;
 
 /* Checks the raw command and every command of its parse (sh: may be NULL when the caller has
  * none; raw is then parsed here). The raw text meets Zed's regexes with `rm` in command
  * position, or anywhere when it does not parse. Returns an enum zsp_status (zsp.h): ZSP_OK, with
  * *matched true and *hit filled when a built-in rule matches, false when none does; or
  * ZSP_EINTERNAL on out-of-memory (*matched false: callers fail closed). */
-int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh, zsp_builtin_hit *hit,
-		      bool *matched);
+int zsp_builtin_check(zsp_arena *a, const char *raw, const zsp_sh_result *sh,
+		      const zsp_builtin_env *env, zsp_builtin_hit *hit, bool *matched);
+
+/* What user deny and ask rules see besides the command and its entries: each simple command
+ * with its assignments and wrappers stripped, one wrapper at a time (`FOO=1 sudo env rm x`:
+ * `sudo env rm x`, `env rm x`, `rm x`), and the scripts it runs (sh -c, eval, su -c, env -S,
+ * watch, flock -c, script -c, sg) with each of their commands, likewise. Allow rules never see
+ * these (doc/oracle.md). *texts (arena) gets *n texts; *complete is false when a command has
+ * more than 64 wrappers, scripts nest deeper than 8 or there are more than 4096 texts (the
+ * caller fails closed). Returns ZSP_OK or ZSP_EINTERNAL on out-of-memory. */
+int zsp_builtin_unwrap(zsp_arena *a, const zsp_sh_result *sh, const char ***texts, size_t *n,
+		       bool *complete);
 
 #endif

@@ -647,7 +647,7 @@ static int first_match(zsp_oracle *o, zsp_arena *a, size_t ti, zsp_decision whic
  * of one thing (NULL ones skipped): a rule matching any spelling of the group covers it.
  * Returns 1 decided, 0 not, -1 oom. */
 static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const *texts,
-		       size_t nentries, size_t per, zsp_verdict *v)
+		       size_t nentries, size_t per, const char *const *shown_as, zsp_verdict *v)
 {
 	const zsp_ir_tool *t = &o->p->tools[ti];
 	if (nentries == 0)
@@ -661,6 +661,8 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 			shown = group[j];
 		if (!shown)
 			continue;
+		if (shown_as)
+			shown = shown_as[k];
 		bool found = false;
 		for (size_t ri = 0; ri < t->nrules && !found; ri++) {
 			if (t->rules[ri].decision != ZSP_ALLOW)
@@ -706,7 +708,7 @@ static bool allows_everything(const zsp_oracle *o, const zsp_ir_tool *t)
 
 static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_t ti,
 			const char *const *texts, size_t ntexts, const char *const *entries,
-			size_t nentries, size_t per, zsp_verdict *v)
+			size_t nentries, size_t per, const char *const *shown_as, zsp_verdict *v)
 {
 	int r;
 	if (!t) {
@@ -717,7 +719,7 @@ static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_
 		return r < 0 ? -1 : 0;
 	if ((r = first_match(o, a, ti, ZSP_ASK, texts, ntexts, v)) != 0)
 		return r < 0 ? -1 : 0;
-	if ((r = all_allowed(o, a, ti, entries, nentries, per, v)) != 0)
+	if ((r = all_allowed(o, a, ti, entries, nentries, per, shown_as, v)) != 0)
 		return r < 0 ? -1 : 0;
 	fall_to_default(a, o, t, v);
 	return trace(a, v, "no rule decides: %s is `%s`", v->detail, zsp_decision_name(v->decision));
@@ -774,6 +776,43 @@ static int shell_unmodeled(zsp_oracle *o, zsp_arena *a, zsp_verdict *v, const ch
 	return 1;
 }
 
+/* What allow rules see of a word whose value is unknown: one byte that is not UTF-8. Patterns
+ * are UTF-8, and PCRE2 (PCRE2_MATCH_INVALID_UTF) matches nothing across an invalid byte, not
+ * even `.`: no allow rule can match the word, or the command around it with `.*`. */
+#define UNKNOWN_WORD "\xff"
+
+/* The entries as allow rules see them when the text has substitutions: every word holding `$`
+ * or a backquote is UNKNOWN_WORD (the parse does not say which are quoted: a literal `'$x'` is
+ * taken for unknown too, which only ever allows less). *entries becomes a new array. */
+static int unknown_words(zsp_arena *a, const zsp_sh_result *sh, const char ***entries)
+{
+	const char **out = zsp_arena_calloc(a, sh->ncmds + 1, sizeof(char *));
+	if (!out)
+		return -1;
+	for (size_t i = 0; i < sh->ncmds; i++) {
+		const zsp_sh_cmd *c = &sh->cmds[i];
+		out[i] = c->text;
+		if (!strpbrk(c->text, "$`"))
+			continue;
+		size_t len = 1;
+		for (size_t k = 0; k < c->argc; k++)
+			len += strlen(c->argv[k]) + 1;
+		char *t = zsp_arena_alloc(a, len), *p = t;
+		if (!t)
+			return -1;
+		for (size_t k = 0; k < c->argc; k++) {
+			const char *w = strpbrk(c->argv[k], "$`") ? UNKNOWN_WORD : c->argv[k];
+			if (k)
+				*p++ = ' ';
+			p = stpcpy(p, w);
+		}
+		*p = '\0';
+		out[i] = t;
+	}
+	*entries = out;
+	return 0;
+}
+
 static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_verdict *v)
 {
 	size_t ti = 0;
@@ -794,7 +833,9 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 
 	zsp_builtin_hit hit;
 	bool b;
-	if (zsp_builtin_check(a, cmd, &sh, &hit, &b) != ZSP_OK)
+	/* the command starts in the workspace */
+	zsp_builtin_env where = { o->env->home, o->env->workspace };
+	if (zsp_builtin_check(a, cmd, &sh, &where, &hit, &b) != ZSP_OK)
 		return -1;
 	if (b) {
 		decide(v, ZSP_DENY, "builtin", zsp_arena_printf(a, "%s: `%s`", hit.message, hit.what));
@@ -825,7 +866,33 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		texts[i + 1] = sh.cmds[i].text;
 	/* a simple command's one entry is often the command itself: search that text once */
 	size_t same = sh.ncmds == 1 && strcmp(cmd, texts[1]) == 0;
-	if (decide_texts(o, a, t, ti, texts + same, sh.ncmds + 1 - same, texts + 1, sh.ncmds, 1, v) != 0)
+	/* deny and ask rules also see each command with its wrappers stripped and the scripts it
+	 * runs; allow rules only the commands as they run (doc/oracle.md, step 3) */
+	const char **unwrapped = NULL, **judged = texts + same;
+	size_t nunwrapped = 0, njudged = sh.ncmds + 1 - same;
+	bool complete = true;
+	if (t && t->nrules && !allows_everything(o, t)) {
+		if (zsp_builtin_unwrap(a, &sh, &unwrapped, &nunwrapped, &complete) != ZSP_OK)
+			return -1;
+		if (!complete) {
+			decide(v, ZSP_DENY, "unsupported",
+			       "more wrappers or nested scripts than the deny and ask rules can be checked through");
+			return trace(a, v, "unwrapping: %s: denied", v->detail);
+		}
+		if (nunwrapped) {
+			judged = zsp_arena_calloc(a, njudged + nunwrapped + 1, sizeof(char *));
+			if (!judged)
+				return -1;
+			memcpy(judged, texts + same, njudged * sizeof(char *));
+			memcpy(judged + njudged, unwrapped, nunwrapped * sizeof(char *));
+			njudged += nunwrapped;
+		}
+	}
+	/* allow rules see an unknown word as a placeholder no literal matches */
+	const char **entries = texts + 1;
+	if (sh.finding == ZSP_SH_SUBSTITUTION && unknown_words(a, &sh, &entries) < 0)
+		return -1;
+	if (decide_texts(o, a, t, ti, judged, njudged, entries, sh.ncmds, 1, texts + 1, v) != 0)
 		return -1;
 	/* the rules read the command as sh would run it: under another shell an allow proves
 	 * nothing (zsh runs code from a glob qualifier); a deny or an ask stands */
@@ -921,7 +988,7 @@ static int decide_one_path(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, si
 		fall_to_default(a, o, NULL, v);
 		if (trace(a, v, "no `tool` block for this tool: %s", v->detail))
 			return -1;
-	} else if (decide_texts(o, a, t, ti, texts, 7, texts + 1, res ? 2 : 1, 3, v)) {
+	} else if (decide_texts(o, a, t, ti, texts, 7, texts + 1, res ? 2 : 1, 3, NULL, v)) {
 		return -1;
 	}
 	if (v->decision == ZSP_DENY)
@@ -996,7 +1063,7 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
 		size_t ti = 0;
 		const zsp_ir_tool *t = find_tool(o->p, k, &ti);
 		const char *const *texts = req->args;
-		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, 1, v);
+		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, 1, NULL, v);
 	}
 	if (rc == 0 && !v->detail && v->rule)
 		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));

@@ -23,6 +23,9 @@ static int teardown(void)
 
 #define NO_HIT NULL
 
+/* the machine of the tests: home /home/u, workspace /w/ws */
+static const zsp_builtin_env where = { "/home/u", "/w/ws" };
+
 static const struct {
 	const char *cmd;
 	const char *rule;
@@ -155,9 +158,11 @@ static const struct {
 	{ "exec -a name -c -l rm -rf /", "rm-root" },
 	{ "xargs rm -rf /", "rm-root" },
 	{ "find /tmp -name x | xargs rm -rf ~", "rm-home" },
-	{ "xargs -0 -n 1 -P 4 -I {} -L 1 -s 100 -d , -E end -a f rm -rf /", "rm-root" },
+	{ "xargs -0 -n 1 -P 4 -I {} -L 1 -s 100 -d , -E end -a f rm -rf /", "rm-unknown" },
+	{ "xargs -0 -n 1 -P 4 -I {} -L 1 -s 100 -d , -E end -a f rm -f /", "rm-root" },
 	{ "xargs -i rm -rf .", "rm-cwd" },
-	{ "xargs -I{} rm -rf {}", NO_HIT },
+	{ "xargs -I{} rm -rf {}", "rm-unknown" },
+	{ "xargs -I{} rm -f {}", NO_HIT },
 	{ "stdbuf -oL rm -rf /", "rm-root" },
 	{ "stdbuf -i 0 -e 0 --output=L rm -rf /", "rm-root" },
 	{ "ionice -c 3 -n 7 rm -rf /", "rm-root" },
@@ -233,6 +238,213 @@ static const struct {
 	{ "find / -name passwd", NO_HIT },
 	{ "find . -exec grep -l rm {} +", NO_HIT },
 	{ "find . -empty -delete", NO_HIT },
+	/* globs stand for what they can match: a component of wildcards only is every entry */
+	{ "rm -rf /?*", "rm-root" },
+	{ "rm -rf /[!.]*", "rm-root" },
+	{ "rm -rf /[^.]*", "rm-root" },
+	{ "rm -rf /.*", "rm-root" },
+	{ "rm -rf /.?*", "rm-root" },
+	{ "rm -rf /*?", "rm-root" },
+	{ "rm -rf /[a-z]*", "rm-root" },
+	{ "rm -rf /!(x)", "rm-root" },
+	{ "rm -rf /*/..", "rm-root" },
+	{ "rm -rf ~/?*", "rm-home" },
+	{ "rm -rf ~/.*", "rm-home" },
+	{ "rm -rf ./?*", "rm-cwd" },
+	{ "rm -rf .*", "rm-cwd" },
+	{ "rm -rf ../?*", "rm-parent" },
+	{ "rm -rf /h?me/u", "rm-home" },
+	{ "rm -rf /home/*", "rm-parent" },
+	{ "rm -rf /*/u", "rm-home" },
+	{ "rm -rf *.o", NO_HIT },
+	{ "rm -rf /tmp/?*", NO_HIT },
+	{ "rm -rf ~/.cache/*", NO_HIT },
+	{ "rm -rf /b*", NO_HIT },
+	/* braces, without expanding past the budget */
+	{ "{rm,-rf,/}", "rm-root" },
+	{ "{rm,-rf,~}", "rm-home" },
+	{ "sudo {rm,-rf,/}", "rm-root" },
+	{ "{sudo,rm,-rf,/}", "rm-root" },
+	{ "{FOO=1,rm,-rf,/}", "rm-root" },
+	{ "r{m,} -rf /", "rm-root" },
+	{ "rm -rf {x,}/", "rm-root" },
+	{ "rm -rf {x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{,}{,}{,}{/,/}", NO_HIT },
+	{ "rm -rf {x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}{x,y}/",
+	  "rm-unchecked" },
+	{ "rm -rf {x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}{x,}/", "rm-root" },
+	{ "rm -rf /tmp{/..,/x}", "rm-root" },
+	{ "rm -rf /usr{/..,}", "rm-root" },
+	{ "rm -rf /{-../}", "rm-root" },
+	{ "rm -rf {-..0}", "rm-cwd" },
+	{ "rm -rf /tmp/x{1..3}", NO_HIT },
+	{ "{echo,rm,-rf,/}", NO_HIT },
+	{ "echo {rm,-rf,/}", NO_HIT },
+	/* assignment forms before the command */
+	{ "FOO+=1 rm -rf /", "rm-root" },
+	{ "a[0]=x rm -rf /", "rm-root" },
+	{ "a[0]+=x b=1 rm -rf ~", "rm-home" },
+	{ "coproc rm -rf /", "rm-root" },
+	{ "coproc sudo rm -rf ~", "rm-home" },
+	/* the machine's own paths: home /home/u, the workspace /w/ws */
+	{ "rm -rf /home/u", "rm-home" },
+	{ "rm -rf /home/u/", "rm-home" },
+	{ "rm -rf /home/./u/x/..", "rm-home" },
+	{ "rm -rf /home/u/*", "rm-home" },
+	{ "rm -rf /home", "rm-parent" },
+	{ "rm -rf /w/ws", "rm-cwd" },
+	{ "rm -rf /w", "rm-parent" },
+	{ "rm -rf ../ws", "rm-cwd" },
+	{ "rm -rf ../../w", "rm-parent" },
+	{ "rm -rf ../../home/u", "rm-home" },
+	{ "rm -rf ~/../u", "rm-home" },
+	{ "rm -rf /home/u/src", NO_HIT },
+	{ "rm -rf /w/ws/build", NO_HIT },
+	{ "rm -rf ../other", NO_HIT },
+	{ "rm -rf /home/uu", NO_HIT },
+	/* /proc/PID/root and /proc/PID/cwd lead elsewhere */
+	{ "rm -rf /proc/self/root/*", "rm-root" },
+	{ "rm -rf /proc/self/root", "rm-root" },
+	{ "rm -rf /proc/1/root/", "rm-root" },
+	{ "rm -rf /proc/*/root/*", "rm-root" },
+	{ "rm -rf /proc/self/root/home/u", "rm-home" },
+	{ "rm -rf /proc/self/cwd", "rm-cwd" },
+	{ "rm -rf /proc/self/cwd/..", "rm-parent" },
+	{ "rm -rf /proc/thread-self/cwd/*", "rm-cwd" },
+	{ "rm -rf /proc/self/root/tmp/x", NO_HIT },
+	{ "rm -rf /proc/self/fd/3", NO_HIT },
+	/* xargs feeds a recursive rm words the text does not hold */
+	{ "echo / | xargs rm -rf", "rm-unknown" },
+	{ "pwd | xargs rm -rf", "rm-unknown" },
+	{ "pwd | xargs -0 rm -r", "rm-unknown" },
+	{ "echo / | xargs -I% rm -fR %", "rm-unknown" },
+	{ "echo / | xargs sudo rm --recursive", "rm-unknown" },
+	{ "echo / | xargs rm -f", NO_HIT },
+	{ "ls | xargs rm", NO_HIT },
+	{ "xargs echo rm -rf", NO_HIT },
+	/* positional parameters: the text runs as sh -c COMMAND, with none */
+	{ "rm -rf \"$1\"/", "rm-root" },
+	{ "rm -rf ${1}/", "rm-root" },
+	{ "set -- /; rm -rf \"$1\"", "rm-root" },
+	{ "set / ; rm -rf \"$1\"", "rm-root" },
+	{ "set -e -- ~; rm -rf \"$@\"", "rm-home" },
+	{ "sh -c 'set -- /; rm -rf \"$1\"'", "rm-root" },
+	{ "bash -c 'set -- x \"$1\"; rm -rf \"$2\"' _ /", "rm-root" },
+	{ "set -- /tmp/x; rm -rf \"$1\"", NO_HIT },
+	{ "set -e; rm -rf \"$1\"", NO_HIT },
+	/* relative paths after cd: against every directory the command may be in */
+	{ "cd /home && rm -rf u", "rm-home" },
+	{ "cd ~ && rm -rf ../u", "rm-home" },
+	{ "cd / ; rm -rf home", "rm-parent" },
+	{ "cd /w/ws/src && rm -rf ../../ws", "rm-cwd" },
+	{ "(cd /tmp); rm -rf ../ws", "rm-cwd" },
+	{ "cd /tmp && cd x && rm -rf ../../w", "rm-parent" },
+	{ "cd $D && rm -rf ../ws", "rm-cwd" },
+	{ "cd /tmp && rm -rf build", NO_HIT },
+	{ "cd /tmp && rm -rf /tmp/x", NO_HIT },
+	/* a function's positional parameters are any word its calls may pass */
+	{ "f() { rm -rf \"$1\"; }; f /", "rm-root" },
+	{ "function f { rm -rf $1/; }; f", "rm-root" },
+	{ "f() { rm -rf \"$@\"; }; f /tmp/x ~", "rm-home" },
+	{ "f() { rm -rf \"$1\"; }; f /tmp/x", NO_HIT },
+	{ "parallel rm -rf ::: /", "rm-unknown" },
+	{ "parallel -j 4 rm -f ::: /", "rm-root" },
+	/* variables the text sets */
+	{ "X=/; rm -rf $X", "rm-root" },
+	{ "X=/tmp; rm -rf \"${X}\"/..", "rm-root" },
+	{ "export D=~; rm -rf $D", "rm-home" },
+	{ "local -r D=/home/u; rm -rf $D", "rm-home" },
+	{ "X=/; X+=tmp; rm -rf $X", NO_HIT },
+	{ "X=/; X=/tmp; rm -rf $X", NO_HIT },
+	{ "X=/; X=$(pwd); rm -rf $X/x", NO_HIT },
+	{ "X=/tmp; rm -rf $X", NO_HIT },
+	{ "X=/ rm -rf $X", NO_HIT },
+	{ "X=/; sh -c 'rm -rf $1' _ $X", "rm-root" },
+	/* shells reading their script from stdin */
+	{ "bash /dev/stdin <<< 'rm -rf /'", "rm-root" },
+	{ "sh /dev/fd/0 <<< 'rm -rf ~'", "rm-home" },
+	{ "sh -s <<< 'rm -rf /'", "rm-root" },
+	{ "sh -s x y <<< 'rm -rf /'", "rm-root" },
+	{ "echo 'rm -rf /' | bash -", "rm-root" },
+	{ "echo 'rm -rf /' | su", "rm-root" },
+	{ "echo 'rm -rf /' | su - root", "rm-root" },
+	{ "echo 'rm -rf /' | sudo -s", "rm-root" },
+	{ "echo 'rm -rf /' | sudo -i", "rm-root" },
+	{ "echo 'rm -rf /' | sudo su", "rm-root" },
+	{ "echo 'rm -rf /' | doas -s", "rm-root" },
+	{ "echo 'rm -rf /' | sg root", "rm-root" },
+	{ "echo 'rm -rf /' | script -q", "rm-root" },
+	{ "echo 'rm -rf /' | chroot /", "rm-root" },
+	{ "echo 'rm -rf /' | source /dev/stdin", "rm-root" },
+	{ "source <(echo 'rm -rf /')", "rm-root" },
+	{ "bash <(echo 'rm -rf ~')", "rm-home" },
+	{ "printf 'rm -rf \\x2f' | sh", "rm-root" },
+	{ "printf 'rm -rf \\057' | sh", "rm-root" },
+	{ "printf 'rm -rf \\0176' | sh", "rm-home" },
+	{ "echo -e 'rm -rf \\x7e' | sh", "rm-home" },
+	{ "sh <<EOF\nrm -rf \\\n/\nEOF", "rm-root" },
+	{ "bash <<'EOF'\ncd /tmp\nrm -rf ..\nEOF", "rm-parent" },
+	{ "echo 'rm -rf /' | sudo -u nobody cat", NO_HIT },
+	{ "echo 'rm -rf /' | script -qc true", NO_HIT },
+	{ "echo 'rm -rf /' | su -c true", NO_HIT },
+	/* traps and aliases run their text later */
+	{ "trap 'rm -rf /' EXIT", "rm-root" },
+	{ "trap -- 'rm -rf ~' INT TERM", "rm-home" },
+	{ "alias ll='rm -rf /'; ll", "rm-root" },
+	{ "trap -p", NO_HIT },
+	{ "alias ll='ls -l'", NO_HIT },
+	/* wrappers from the table */
+	{ "strace -f rm -rf /", "rm-root" },
+	{ "strace -f -o /tmp/log -e trace=file rm -rf /", "rm-root" },
+	{ "strace --output /tmp/log rm -rf ~", "rm-home" },
+	{ "strace -p 1", NO_HIT },
+	{ "ltrace -o x rm -rf /", "rm-root" },
+	{ "valgrind --tool=memcheck rm -rf /", "rm-root" },
+	{ "nsenter -t 1 -m -u -i -n -p rm -rf /", "rm-root" },
+	{ "nsenter --target 1 --mount rm -rf /", "rm-root" },
+	{ "unshare -r rm -rf /", "rm-root" },
+	{ "unshare -m -R /mnt -w / rm -rf ~", "rm-home" },
+	{ "chrt 1 rm -rf /", "rm-root" },
+	{ "chrt -f 99 rm -rf /", "rm-root" },
+	{ "chrt -p 1234", NO_HIT },
+	{ "toybox rm -rf /", "rm-root" },
+	{ "coreutils --coreutils-prog=rm -rf /", "rm-root" },
+	{ "coreutils --coreutils-prog rm -rf ~", "rm-home" },
+	{ "coreutils --coreutils-prog=ls -la /", NO_HIT },
+	{ "sg root -c 'rm -rf /'", "rm-root" },
+	{ "sg - root 'rm -rf ~'", "rm-home" },
+	{ "script -qc 'rm -rf /'", "rm-root" },
+	{ "script -q -c 'rm -rf /' /dev/null", "rm-root" },
+	{ "script --command='rm -rf ~' log", "rm-home" },
+	{ "csh -c 'rm -rf /'", "rm-root" },
+	{ "tcsh -c 'rm -rf /'", "rm-root" },
+	{ "fish -c 'rm -rf ~'", "rm-home" },
+	{ "watch -q 3 'rm -rf /'", "rm-root" },
+	{ "watch -n 1 -d 'rm -rf ~'", "rm-home" },
+	{ "flock -w 5 /tmp/l rm -rf /", "rm-root" },
+	{ "ionice -c2 -n0 taskset -c 0 rm -rf /", "rm-root" },
+	{ "taskset 0x1 rm -rf /", "rm-root" },
+	{ "systemd-run --user --scope rm -rf ~", "rm-home" },
+	{ "systemd-run -p Nice=5 -t rm -rf /", "rm-root" },
+	{ "setarch x86_64 -R rm -rf /", "rm-root" },
+	{ "eatmydata rm -rf /", "rm-root" },
+	{ "faketime '2020-01-01' rm -rf /", "rm-root" },
+	{ "numactl --interleave=all rm -rf /", "rm-root" },
+	{ "capsh --caps=x -- -c 'rm -rf /'", "rm-root" },
+	{ "setpriv --reuid=0 rm -rf /", "rm-root" },
+	{ "firejail --noprofile rm -rf ~", "rm-home" },
+	{ "strace --never-heard-of-it x rm -rf /", "rm-root" },
+	{ "unshare --frob y --blah z rm -rf /", "rm-root" },
+	{ "strace -f ls /", NO_HIT },
+	/* find evaluates its expression in order */
+	{ "find / -delete -name x", "find-delete-root" },
+	{ "find . -exec rm -rf {} + -name x", "find-delete-root" },
+	{ "find / -name '?*' -delete", "find-delete-root" },
+	{ "find ~ -name '[!.]*' -delete", "find-delete-root" },
+	{ "find . -path '*' -delete", "find-delete-root" },
+	{ "find / -regex '.+' -delete", "find-delete-root" },
+	{ "find /home/u -delete", "find-delete-root" },
+	{ "find . -name x -delete", NO_HIT },
+	{ "find . -name '.*' -delete", NO_HIT },
 	/* negatives */
 	{ "rm -rf /tmp/x", NO_HIT },
 	{ "rm -rf ./build", NO_HIT },
@@ -269,7 +481,7 @@ static bool hits(const char *cmd, const zsp_sh_result *sh, const char *want)
 {
 	zsp_builtin_hit hit;
 	bool matched = false;
-	int rc = zsp_builtin_check(arena, cmd, sh, &hit, &matched);
+	int rc = zsp_builtin_check(arena, cmd, sh, &where, &hit, &matched);
 
 	if (rc == ZSP_OK && matched == (want != NULL) && (!want || strcmp(hit.rule, want) == 0)) {
 		if (want && (!hit.message || !hit.what))
@@ -315,6 +527,20 @@ static void test_unparsable(void)
 	CU_ASSERT(hits("printf 'rm -rf ..", NULL, "rm-parent"));
 	CU_ASSERT(hits("echo 'x && rm -rf /", NULL, "rm-root"));
 	CU_ASSERT(hits("echo \"$(rm -rf ~", NULL, "rm-home"));
+	/* every segment, not only the end of the text */
+	CU_ASSERT(hits("rm -rf / ; echo 'open", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf '/' && echo \"open", NULL, "rm-root"));
+	CU_ASSERT(hits("echo 'a' | sudo rm -rf ~ | echo \"open", NULL, "rm-home"));
+	/* and the structural check of each segment that parses */
+	CU_ASSERT(hits("strace -f rm -rf /tmp/.. ; echo 'open", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf /?* ; echo 'open", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf /!(x)", NULL, "rm-root"));
+	CU_ASSERT(hits("rm -rf /tmp/x ; echo 'open", NULL, NO_HIT));
+	/* the splitter gives up before the rm: only the segments see it */
+	CU_ASSERT(hits("ls /!(x) ; rm -rf / ; ls", NULL, "rm-root"));
+	CU_ASSERT(hits("ls /!(x) ; rm -rf /tmp/../.. ", NULL, "rm-root"));
+	CU_ASSERT(hits("ls /!(x) && sudo rm -rf ~ || true", NULL, "rm-home"));
+	CU_ASSERT(hits("ls /!(x) ; rm -rf /tmp/y ; ls", NULL, NO_HIT));
 }
 
 static void test_long_input(void)
@@ -335,6 +561,49 @@ static void test_long_input(void)
 	CU_ASSERT(hits(buf, NULL, "rm-unchecked"));
 }
 
+/* What deny and ask rules see: each stage of unwrapping and the scripts' commands. */
+static bool unwrapped_has(const char *cmd, const char *want, bool complete)
+{
+	zsp_sh_result sh;
+	const char **texts;
+	size_t n;
+	bool all;
+
+	if (zsp_sh_parse(arena, cmd, &sh) != 0 ||
+	    zsp_builtin_unwrap(arena, &sh, &texts, &n, &all) != ZSP_OK || all != complete)
+		return false;
+	for (size_t k = 0; k < n && want; k++)
+		if (strcmp(texts[k], want) == 0)
+			return true;
+	if (want)
+		fprintf(stderr, "\n  unwrap(\"%.80s\"): no `%s`\n", cmd, want);
+	return !want;
+}
+
+static void test_unwrap(void)
+{
+	static char buf[1024];
+	char *p = buf;
+
+	CU_ASSERT(unwrapped_has("FOO=1 sudo env rm x", "sudo env rm x", true));
+	CU_ASSERT(unwrapped_has("FOO=1 sudo env rm x", "env rm x", true));
+	CU_ASSERT(unwrapped_has("FOO=1 sudo env rm x", "rm x", true));
+	CU_ASSERT(unwrapped_has("timeout -s KILL 5 nice -n 3 rm x", "rm x", true));
+	CU_ASSERT(unwrapped_has("bash -c 'ls; FOO=1 rm x'", "rm x", true));
+	CU_ASSERT(unwrapped_has("sudo sh -c \"eval 'rm x'\"", "rm x", true));
+	CU_ASSERT(unwrapped_has("{rm,-f,x}", "rm -f x", true));
+	CU_ASSERT(unwrapped_has("su -c 'rm x'", "rm x", true));
+	CU_ASSERT(unwrapped_has("watch -n 1 rm x", "rm x", true));
+	CU_ASSERT(unwrapped_has("command -v rm", NULL, true));
+	for (int k = 0; k < 65; k++)
+		p += sprintf(p, "nice ");
+	sprintf(p, "rm x");
+	CU_ASSERT(unwrapped_has(buf, NULL, false));
+	buf[5 * 64] = '\0';
+	strcat(buf, "rm x");
+	CU_ASSERT(unwrapped_has(buf, "rm x", true));
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -346,7 +615,8 @@ int main(void)
 	if (!suite || !CU_add_test(suite, "table", test_table) ||
 	    !CU_add_test(suite, "nested shells", test_nesting) ||
 	    !CU_add_test(suite, "unparsable text", test_unparsable) ||
-	    !CU_add_test(suite, "long input", test_long_input)) {
+	    !CU_add_test(suite, "long input", test_long_input) ||
+	    !CU_add_test(suite, "unwrap", test_unwrap)) {
 		CU_cleanup_registry();
 		return CU_get_error();
 	}
