@@ -74,6 +74,9 @@ int zsp_decision_exit(zsp_decision d);
  * (ZSP_DECISION_NONE, a number that is no answer) is deny. */
 int zsp_decision_answer(zsp_decision d);
 zsp_decision zsp_answer_decision(int answer);
+/* s as a JSON string (null for NULL), always valid UTF-8 and safe on a terminal: control
+ * characters, C1 controls and invisible code points (lang/textesc_core.h) as \uXXXX, and each
+ * byte that is not part of valid UTF-8 as \ufffd (JSON cannot carry it). */
 void zsp_json_string(FILE *f, const char *s);
 /* "FILE:LINE:COL" into buf, or NULL for a location-less rule. */
 const char *zsp_loc_string(char *buf, size_t size, zsp_loc loc);

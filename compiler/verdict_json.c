@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "compiler/oracle.h"
 #include "compiler/zsp.h"
+#include "lang/textesc_core.h"
 
 void zsp_json_string(FILE *f, const char *s)
 {
@@ -15,6 +17,8 @@ void zsp_json_string(FILE *f, const char *s)
 		return;
 	}
 	fputc('"', f);
+	uint32_t cp;
+	size_t n;
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
@@ -23,10 +27,19 @@ void zsp_json_string(FILE *f, const char *s)
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(f, "\\u%04x", *p);
-			else
+			} else if (*p < 0x80) {
 				fputc(*p, f);
+			} else if ((n = zsp_utf8_seq(p, &cp)) == 0) {
+				fputs("\\ufffd", f);   /* not UTF-8: JSON cannot carry the byte */
+			} else if (zsp_utf8_invisible(cp)) {
+				fprintf(f, "\\u%04x", (unsigned)cp);   /* below U+10000 */
+				p += n - 1;
+			} else {
+				fwrite(p, 1, n, f);
+				p += n - 1;
+			}
 		}
 	}
 	fputc('"', f);

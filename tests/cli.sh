@@ -170,5 +170,17 @@ expect 64 "--import of an unknown format" -- "$ZSPC" --import vscode "$tmp/zed.j
 check "no source reads ZSP_BWRAP, ZSP_PROBE or ZSP_DATADIR itself" \
 	'! grep -rn "getenv(\"ZSP_\(BWRAP\|PROBE\|DATADIR\)\")" "$src/lang" "$src/compiler" "$src/backends" "$src/runtime" "$src/programs"'
 
+# JSON is valid UTF-8 and shows nothing raw that redraws a terminal, whatever the request holds:
+# an invalid byte, a C1 control, a right-to-left override, ESC, in --batch and in --explain
+printf 'terminal "echo \377 \302\233 \342\200\256 \033]0;t\007 $(x)"\n' >"$tmp/odd.txt"
+expect 0 "--batch of a request with invalid UTF-8" -- "$ZSPC" --batch "$tmp/odd.txt" "$good"
+check "--batch JSON is valid UTF-8" 'iconv -f UTF-8 -t UTF-8 "$tmp/out" >/dev/null 2>&1 && [ -s "$tmp/out" ]'
+check "--batch JSON has no raw control, C1 or override" \
+	'! LC_ALL=C grep -q "$(printf "[\001-\010\013-\037\177]\|\302[\200-\237]\|\342\200\256")" "$tmp/out"'
+check "--batch JSON names the bad byte U+FFFD and the override by its number" \
+	'grep -q "ufffd" "$tmp/out" && grep -q "u202e" "$tmp/out" && grep -q "u009b" "$tmp/out"'
+"$ZSPC" --query "$(head -c -1 "$tmp/odd.txt")" --explain --format json "$good" >"$tmp/out" 2>"$tmp/err"
+check "--explain JSON is valid UTF-8" 'iconv -f UTF-8 -t UTF-8 "$tmp/out" >/dev/null 2>&1 && [ -s "$tmp/out" ]'
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
