@@ -2110,7 +2110,8 @@ static bool dir_empty(const plan *pl, const char *path)
  * A deny of a name that does not exist at launch, in a directory the sandbox may only read,
  * mounts nothing: the sandbox cannot create it, but the host can (`gh auth login` writing
  * ~/.config/gh/hosts.yml during the run), and the sandbox would read it. Such a directory in
- * the home is rebuilt instead: a tmpfs with its entries at launch bound back (symbolic links
+ * the home, or elsewhere owned by the user (not root: root owns the system's directories, whose
+ * new entries come from the system, not from the user's tools), is rebuilt instead: a tmpfs with its entries at launch bound back (symbolic links
  * made again, never followed), read-only after every mount, so a name made there later is not
  * in the sandbox's view. A directory the sandbox may write gets a placeholder (emit_ent). */
 #define REBUILD_MAX 4096
@@ -2121,8 +2122,7 @@ static void mark_rebuilds(plan *pl)
 	for (size_t i = 0; i < pl->p->nparams; i++)
 		if (strcmp(pl->p->params[i].name, "HOME") == 0 && pl->p->params[i].value)
 			home = canonical_trusted(pl, pl->p->params[i].value);
-	if (!home)
-		return;
+	uid_t me = geteuid();
 	for (size_t i = 0; i < pl->n && !pl->failed; i++) {
 		const ent *e = &pl->ents[i];
 		if (e->access != ZSP_ACCESS_DENY || e->kind != H_MISSING || !e->rule || e->rule->glob ||
@@ -2135,7 +2135,8 @@ static void mark_rebuilds(plan *pl)
 			continue;
 		*slash = 0;
 		const probe *pr = probe_path(pl, dir);
-		if (!pr || pr->err || !S_ISDIR(pr->mode) || !zsp_path_is_prefix(home, dir) ||
+		if (!pr || pr->err || !S_ISDIR(pr->mode) ||
+		    !((home && zsp_path_is_prefix(home, dir)) || (me != 0 && pr->uid == me)) ||
 		    access_at(pl, dir) != ZSP_ACCESS_READ || in_private_tmp(pl, dir))
 			continue;
 		char *c = zsp_arena_strdup(pl->a, dir);
