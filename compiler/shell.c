@@ -61,6 +61,7 @@ static status parse_command(parser *p);
 static bool read_dq(parser *p, bool literal);
 static bool read_dollar(parser *p, bool in_dq);
 static bool read_backtick(parser *p);
+static bool read_nested_backtick(parser *p);
 static bool read_word(parser *p, unsigned flags, word *w);
 
 static const char *const closers[] = { "}", "then", "elif", "else", "fi", "do", "done", "esac" };
@@ -251,6 +252,19 @@ static void check_arith(parser *p, size_t from, size_t to)
 
 		if (c == '[' || (is_name_start(c) && !is_name_char(prev) && prev != '#')) {
 			unmodeled(p, "arithmetic on a variable or a subscript (bash evaluates its value)", from);
+			return;
+		}
+	}
+}
+
+/* the same for an operand of let, already unquoted */
+static void check_arith_word(parser *p, const char *w, size_t where)
+{
+	for (size_t i = 0; w[i]; i++) {
+		char prev = i ? w[i - 1] : ' ';
+
+		if (w[i] == '[' || (is_name_start(w[i]) && !is_name_char(prev) && prev != '#')) {
+			unmodeled(p, "arithmetic on a variable or a subscript (bash evaluates its value)", where);
 			return;
 		}
 	}
@@ -678,8 +692,10 @@ static bool read_dq(parser *p, bool literal)
 		if (c == '\\' && next == '\n') {
 			p->pos += 2;
 		} else if (c == '\\' && next && strchr("$`\"\\", next)) {
-			if (next == '`' && p->in_bt)
-				return fail(p, "nested backquotes", p->pos);
+			if (next == '`' && p->in_bt) {
+				read_nested_backtick(p);
+				continue;
+			}
 			put(p, next);
 			p->pos += 2;
 		} else if (c == '$' && !literal) {
@@ -806,6 +822,94 @@ static bool subparse(parser *p, char closer, size_t open, const char *unterminat
 	}
 	leave(p);
 	return !p->failed;
+}
+
+/* Parses t[0..n), the text of a nested `...`, with a parser of its own; its commands
+ * are listed one level below the current one, at offset `where`. */
+static void parse_nested(parser *p, const char *t, size_t n, size_t where)
+{
+	zsp_sh_result sub;
+	parser q = { 0 };
+	size_t count = 0;
+
+	memset(&sub, 0, sizeof sub);
+	q.a = p->a;
+	q.s = t;
+	q.n = n;
+	q.out = &sub;
+	q.nest = p->nest + 1;
+	q.in_bt = 1;  /* the text of a `...`: a \` in it nests once more */
+	q.budget = ZSP_SH_STEPS_BASE + ZSP_SH_STEPS_PER_BYTE * n;
+	q.bufcap = n + 16;
+	q.buf = zsp_arena_alloc(p->a, q.bufcap);
+	if (!q.buf) {
+		oom(p);
+		return;
+	}
+	if (q.nest > ZSP_SH_MAX_DEPTH) {
+		fail(p, "nested deeper than 32 levels", where);
+		return;
+	}
+	if (parse_list(&q, &count) && !eof(&q))
+		unexpected(&q);
+	if (q.oom) {
+		oom(p);
+		return;
+	}
+	p->steps += q.steps;
+	for (size_t i = 0; i < sub.ncmds; i++) {
+		zsp_sh_cmd c = sub.cmds[i];
+
+		c.depth += p->depth + 1;
+		c.offset = where;
+		push_entry(p, p->out->ncmds, &c);
+	}
+}
+
+/* \`...\` inside `...`: bash removes one level of \\ \` \$ escapes from the outer text and
+ * reads what is left as a substitution of its own. That text is parsed apart (its commands are
+ * listed); the input is unsupported. */
+static bool read_nested_backtick(parser *p)
+{
+	size_t open = p->pos, i = open + 2, n = 0;
+	char *t = zsp_arena_alloc(p->a, p->n - open + 1);
+	bool esc = false;
+
+	unmodeled(p, "nested backquotes", open);
+	if (!t)
+		return oom(p);
+	for (;;) {
+		char u[2];
+		size_t nu = 0;
+
+		if (i >= p->n || p->s[i] == '`')
+			return fail(p, "unterminated nested backquotes", open);
+		if (!tick(p, 1))
+			return false;
+		if (p->s[i] == '\\' && i + 1 < p->n && strchr("\\`$", p->s[i + 1])) {
+			u[nu++] = p->s[i + 1];
+			i += 2;
+		} else if (p->s[i] == '\\' && i + 1 < p->n) {
+			u[nu++] = '\\';
+			u[nu++] = p->s[i + 1];
+			i += 2;
+		} else {
+			u[nu++] = p->s[i++];
+		}
+		for (size_t k = 0; k < nu; k++) {
+			if (esc)
+				esc = false;
+			else if (u[k] == '\\')
+				esc = true;
+			else if (u[k] == '`')
+				goto closed;
+			t[n++] = u[k];
+		}
+	}
+closed:
+	p->pos = i;
+	parse_nested(p, t, n, open);
+	return put_raw(p, open);
 }
 
 static bool read_backtick(parser *p)
@@ -944,6 +1048,32 @@ static bool read_array(parser *p)
 	return !p->failed;
 }
 
+/* @(..) !(..) +(..) *(..) ?(..): an extglob pattern under `shopt -s extglob`, a syntax error
+ * without it. Kept in the word as written, and unsupported. */
+static bool read_extglob(parser *p)
+{
+	size_t open = p->pos;
+	unsigned depth = 0;
+
+	unmodeled(p, "extglob pattern", open - 1);
+	while (tick(p, 1)) {
+		char c = cur(p);
+
+		if (eof(p))
+			return fail(p, "unterminated extglob pattern", open);
+		if (c == '`' && p->in_bt)
+			return fail(p, "unterminated extglob pattern", open);
+		if (c == '\\' && p->pos + 1 < p->n)
+			put(p, p->s[p->pos++]);
+		depth += c == '(';
+		depth -= c == ')';
+		put(p, p->s[p->pos++]);
+		if (!depth)
+			break;
+	}
+	return !p->failed;
+}
+
 /* Reads one word at pos (not at a delimiter) into w->text, unquoted; substitutions stay as
  * written and their commands are listed. */
 static bool read_word(parser *p, unsigned flags, word *w)
@@ -960,6 +1090,11 @@ static bool read_word(parser *p, unsigned flags, word *w)
 
 		if (c == '`' && p->in_bt)
 			break;
+		/* before the regex's literal < and (: bash runs <(..) even right of =~ */
+		if ((c == '<' || c == '>') && next == '(' && !(flags & W_DELIM)) {
+			read_procsub(p);
+			continue;
+		}
 		if ((flags & W_REGEX) &&
 		    (c == '(' || (c == ')' && rdepth) || c == '|' || c == '<' || c == '>' ||
 		     ((c == ' ' || c == '\t') && rdepth))) {
@@ -974,8 +1109,9 @@ static bool read_word(parser *p, unsigned flags, word *w)
 			read_array(p);
 			continue;
 		}
-		if ((c == '<' || c == '>') && next == '(' && !(flags & W_DELIM)) {
-			read_procsub(p);
+		if (c == '(' && here > w->start && strchr("@!+*?", p->s[here - 1]) &&
+		    !(flags & W_DELIM)) {
+			read_extglob(p);
 			continue;
 		}
 		if (is_meta(c))
@@ -991,7 +1127,7 @@ static bool read_word(parser *p, unsigned flags, word *w)
 				put(p, '\\');
 				p->pos++;
 			} else if (next == '`' && p->in_bt) {
-				fail(p, "nested backquotes", here);
+				read_nested_backtick(p);
 			} else {
 				put(p, next);
 				p->pos += 2;
@@ -1520,6 +1656,39 @@ static status parse_function(parser *p)
 	return parse_funcbody(p, open);
 }
 
+static bool is_integer(const char *w)
+{
+	w += *w == '-' || *w == '+';
+	if (!*w)
+		return false;
+	while (is_digit(*w))
+		w++;
+	return *w == '\0';
+}
+
+static bool is_arith_test(const char *w)
+{
+	static const char *const ops[] = { "-eq", "-ne", "-lt", "-le", "-gt", "-ge" };
+
+	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+		if (strcmp(w, ops[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The operands [[ ]] evaluates: those of -eq and friends are arithmetic, the name of -v and
+ * -R may carry a subscript. Only integers and plain names are modelled. */
+static void check_cond_word(parser *p, const cmdb *b, const word *w)
+{
+	const char *prev = b->argc > 1 ? b->argv[b->argc - 2] : "";
+
+	if ((strcmp(prev, "-v") == 0 || strcmp(prev, "-R") == 0) && strchr(w->text, '['))
+		unmodeled(p, "array subscript evaluated by [[ -v ]]", w->start);
+	else if ((is_arith_test(prev) && !is_integer(w->text)) ||
+		 (!w->quoted && is_arith_test(w->text) && !is_integer(prev)))
+		unmodeled(p, "arithmetic operand of [[ ]] that is not a number", w->start);
+}
+
 /* [[ ... ]]: one command of its words; && || ( ) < > inside are words, not operators */
 static status parse_cond(parser *p)
 {
@@ -1547,6 +1716,10 @@ static status parse_cond(parser *p)
 		} else if ((c == '&' && next == '&') || (c == '|' && next == '|')) {
 			cb_push(p, &b, c == '&' ? "&&" : "||", p->pos);
 			p->pos += 2;
+		} else if (procsub_at(p)) {
+			/* a word: -e <(cmd) runs cmd */
+			if (read_word(p, 0, &w))
+				cb_push(p, &b, w.text, w.start);
 		} else if (c == '(' || c == ')' || c == '<' || c == '>') {
 			cb_push(p, &b, c == '(' ? "(" : c == ')' ? ")" : c == '<' ? "<" : ">", p->pos);
 			p->pos++;
@@ -1555,6 +1728,7 @@ static status parse_cond(parser *p)
 		} else if (read_word(p, regex ? W_REGEX : 0, &w)) {
 			regex = !w.quoted && strcmp(w.text, "=~") == 0;
 			cb_push(p, &b, w.text, w.start);
+			check_cond_word(p, &b, &w);
 		}
 	}
 	emit_command(p, &b, first);
@@ -1569,6 +1743,88 @@ static bool is_decl(const char *w)
 		if (strcmp(w, decl[i]) == 0)
 			return true;
 	return false;
+}
+
+static bool name_in(const char *w, const char *const *names)
+{
+	for (; *names; names++)
+		if (strcmp(w, *names) == 0)
+			return true;
+	return false;
+}
+
+/* An assignment's subscript other than digits is arithmetic (or an associative array's key,
+ * which the splitter cannot tell apart); an array value with [key]= keys likewise. */
+static bool assign_unmodeled(const char *w)
+{
+	const char *eq = strchr(w, '='), *sub = strchr(w, '[');
+
+	if (!eq)
+		return false;
+	if (sub && sub < eq) {
+		for (sub++; is_digit(*sub); sub++)
+			;
+		if (*sub != ']' || sub == strchr(w, '[') + 1)
+			return true;
+	}
+	return eq[1] == '(' && strchr(eq, '[') != NULL;
+}
+
+/* Builtins whose operands bash evaluates as code, names with subscripts, or arithmetic, and
+ * those that change how later lines are read: what they run is not in the words. */
+static void check_builtin(parser *p, const cmdb *b)
+{
+	static const char *const name_args[] = { "read", "mapfile", "readarray", "getopts", "wait",
+						  "unset", "export", "readonly", "declare", "typeset",
+						  "local", NULL };
+	static const char *const typed[] = { "declare", "typeset", "local", NULL };
+	static const char *const later[] = { "trap", "alias", "enable", "shopt", NULL };
+	size_t i = b->nassign;
+	const char *name;
+
+	for (size_t k = 0; k < b->nassign; k++)
+		if (assign_unmodeled(b->argv[k]))
+			unmodeled(p, "array subscript in an assignment (bash evaluates it)", b->offset);
+	while (i < b->argc && (strcmp(b->argv[i], "builtin") == 0 || strcmp(b->argv[i], "command") == 0))
+		i++;
+	if (i >= b->argc)
+		return;
+	name = b->argv[i++];
+	if (name_in(name, later) && i < b->argc)
+		unmodeled(p, strcmp(name, "trap") == 0    ? "trap runs its argument later" :
+			     strcmp(name, "alias") == 0   ? "alias changes what later words run" :
+			     strcmp(name, "enable") == 0  ? "enable changes what names run" :
+							    "shopt changes how later lines are read",
+			  b->offset);
+	else if (strcmp(name, "let") == 0)
+		for (; i < b->argc; i++)
+			check_arith_word(p, b->argv[i], b->offset);
+	else if (strcmp(name, "set") == 0)
+		for (size_t k = i; k < b->argc && b->argv[k][0] == '-' && strcmp(b->argv[k], "--"); k++)
+			if ((strcmp(b->argv[k], "-o") != 0 && strchr(b->argv[k], 'k')) ||
+			    (k + 1 < b->argc && strcmp(b->argv[k + 1], "keyword") == 0))
+				unmodeled(p, "set -k makes later words assignments", b->offset);
+	for (size_t k = i; k < b->argc; k++) {
+		const char *w = b->argv[k];
+
+		if (strcmp(name, "printf") == 0 || strcmp(name, "test") == 0 || strcmp(name, "[") == 0) {
+			const char *prev = b->argv[k - 1];
+			bool named = strcmp(prev, "-v") == 0 || (strcmp(name, "printf") != 0 &&
+								 strcmp(prev, "-R") == 0);
+
+			if (strcmp(name, "printf") == 0 && strncmp(w, "-v", 2) == 0 && w[2])
+				named = true, w += 2;
+			if (named && strchr(w, '['))
+				unmodeled(p, "array subscript evaluated by a builtin", b->offset);
+			if (strcmp(name, "printf") == 0 && w[0] != '-')
+				break;  /* the format: options end */
+		} else if (name_in(name, name_args)) {
+			if (strchr(w, '[') || assign_unmodeled(w))
+				unmodeled(p, "array subscript evaluated by a builtin", b->offset);
+			else if (name_in(name, typed) && w[0] == '-' && strpbrk(w, "in"))
+				unmodeled(p, "declare -i or -n: later assignments are evaluated", b->offset);
+		}
+	}
 }
 
 /* Words and redirects up to an operator. The command goes before the nested commands its
@@ -1617,9 +1873,36 @@ static status parse_simple(parser *p)
 			}
 		}
 	}
+	check_builtin(p, &b);
 	emit_command(p, &b, first);
 	emit_redirs(p, &r);
 	return p->failed ? ERR : DONE;
+}
+
+/* coproc [NAME] command: the command runs beside the shell, wired to file descriptors the
+ * splitter does not follow; its commands are listed, the input is unsupported */
+static status parse_coproc(parser *p)
+{
+	size_t open = p->pos, name;
+	status st;
+
+	unmodeled(p, "coproc", open);
+	p->pos += 6;
+	skip_blanks(p);
+	name = p->pos;
+	while (is_name_char(cur(p)))
+		p->pos++;
+	if (p->pos > name && (cur(p) == ' ' || cur(p) == '\t')) {
+		skip_blanks(p);
+		if (!compound_at(p))
+			p->pos = name;
+	} else {
+		p->pos = name;
+	}
+	st = parse_command(p);
+	if (st == NONE)
+		fail(p, "coproc without a command", open);
+	return p->failed ? ERR : st;
 }
 
 static status parse_command(parser *p)
@@ -1646,6 +1929,8 @@ static status parse_command(parser *p)
 		return parse_function(p);
 	if (word_at(p, "[["))
 		return parse_cond(p);
+	if (word_at(p, "coproc"))
+		return parse_coproc(p);
 	if (closer_at(p) >= 0)
 		return NONE;
 	if (!redirect_at(p, NULL, NULL) && is_meta(c) && !procsub_at(p))
