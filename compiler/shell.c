@@ -871,21 +871,21 @@ static void parse_nested(parser *p, const char *t, size_t n, size_t where)
  * listed); the input is unsupported. */
 static bool read_nested_backtick(parser *p)
 {
-	size_t open = p->pos, i = open + 2, n = 0;
-	char *t = zsp_arena_alloc(p->a, p->n - open + 1);
+	size_t open = p->pos, i = open + 2, mark = p->top;
+	const char *t;
 	bool esc = false;
 
 	unmodeled(p, "nested backquotes", open);
-	if (!t)
-		return oom(p);
 	for (;;) {
 		char u[2];
 		size_t nu = 0;
 
 		if (i >= p->n || p->s[i] == '`')
-			return fail(p, "unterminated nested backquotes", open);
-		if (!tick(p, 1))
+			fail(p, "unterminated nested backquotes", open);
+		if (!tick(p, 1)) {
+			p->top = mark;
 			return false;
+		}
 		if (p->s[i] == '\\' && i + 1 < p->n && strchr("\\`$", p->s[i + 1])) {
 			u[nu++] = p->s[i + 1];
 			i += 2;
@@ -903,12 +903,20 @@ static bool read_nested_backtick(parser *p)
 				esc = true;
 			else if (u[k] == '`')
 				goto closed;
-			t[n++] = u[k];
+			put(p, u[k]);
 		}
 	}
 closed:
+	/* the text is built on the word stack (it is no longer than the input it came from) and
+	 * copied out at its size: many nested substitutions cost their length, not the input's */
+	t = p->failed ? NULL : zsp_arena_strndup(p->a, p->buf + mark, p->top - mark);
+	p->top = mark;
+	if (p->failed)
+		return false;
+	if (!t)
+		return oom(p);
 	p->pos = i;
-	parse_nested(p, t, n, open);
+	parse_nested(p, t, strlen(t), open);
 	return put_raw(p, open);
 }
 

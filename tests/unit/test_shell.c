@@ -706,6 +706,10 @@ static void test_limits(void)
 	s = repeat(repeat(repeat("", "$(( (", 3, ""), "1", 20000, ""), ") ))", 3, "");
 	parse_one(s, &r, S, 1);
 
+	/* many nested backquotes: each costs its own length */
+	s = repeat("echo `", "a \\`b\\` ", 6000, "`");
+	parse_one(s, &r, U, 6002);
+
 	/* many commands and many words stay linear */
 	s = repeat("", "a $(b) `c` | ", 4000, "d");
 	parse_one(s, &r, S, 12001);
