@@ -1820,8 +1820,10 @@ static void check_builtin(parser *p, const cmdb *b)
 			bool named = strcmp(prev, "-v") == 0 || (strcmp(name, "printf") != 0 &&
 								 strcmp(prev, "-R") == 0);
 
-			if (strcmp(name, "printf") == 0 && strncmp(w, "-v", 2) == 0 && w[2])
-				named = true, w += 2;
+			if (strcmp(name, "printf") == 0 && strncmp(w, "-v", 2) == 0 && w[2]) {
+				named = true;
+				w += 2;
+			}
 			if (named && strchr(w, '['))
 				unmodeled(p, "array subscript evaluated by a builtin", b->offset);
 			if (strcmp(name, "printf") == 0 && w[0] != '-')
