@@ -33,6 +33,8 @@ typedef struct parser {
 	unsigned depth;       /* substitution depth of the commands being parsed */
 	unsigned nest;        /* every recursive construct, bounded by ZSP_SH_MAX_DEPTH */
 	unsigned in_bt;       /* inside `...`: an unescaped backquote closes it */
+	unsigned in_body;     /* inside a substitution of an unquoted here-document body */
+	size_t steps, budget; /* work done and allowed: proportional to the input's length */
 	bool failed, oom;
 	heredoc hd[MAX_HEREDOCS];
 	size_t nhd;
@@ -59,6 +61,7 @@ static status parse_command(parser *p);
 static bool read_dq(parser *p, bool literal);
 static bool read_dollar(parser *p, bool in_dq);
 static bool read_backtick(parser *p);
+static bool read_nested_backtick(parser *p);
 static bool read_word(parser *p, unsigned flags, word *w);
 
 static const char *const closers[] = { "}", "then", "elif", "else", "fi", "do", "done", "esac" };
@@ -156,15 +159,33 @@ static size_t assign_len(const parser *p, size_t i, size_t end)
 
 /* ---- findings ---- */
 
-static bool fail(parser *p, const char *why, size_t where)
+/* A construct the parser reads but does not model exactly (its effect on what runs is not
+ * known): the input is unsupported, and parsing goes on so that what follows is listed. */
+static void unmodeled(parser *p, const char *why, size_t where)
 {
-	if (!p->failed) {
-		p->failed = true;
+	if (p->out->finding != ZSP_SH_UNSUPPORTED) {
 		p->out->finding = ZSP_SH_UNSUPPORTED;
 		p->out->why = why;
 		p->out->where = where;
 	}
+}
+
+static bool fail(parser *p, const char *why, size_t where)
+{
+	if (!p->failed) {
+		p->failed = true;
+		unmodeled(p, why, where);
+	}
 	return false;
+}
+
+/* counts n steps of work; past the budget the input is unsupported ("budget") */
+static bool tick(parser *p, size_t n)
+{
+	p->steps += n;
+	if (p->steps > p->budget)
+		return fail(p, "budget", p->pos);
+	return !p->failed;
 }
 
 static bool oom(parser *p)
@@ -221,6 +242,69 @@ static void leave(parser *p)
 	p->nest--;
 }
 
+/* Arithmetic in s[from..to) that reads a variable or a subscript: bash evaluates a variable's
+ * value as arithmetic in turn and expands subscripts, so `x='a[$(cmd)]'; ((x))` runs cmd.
+ * Names inside numbers (0x1f, 16#ff) do not count. */
+static void check_arith(parser *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		char c = p->s[i], prev = i > from ? p->s[i - 1] : ' ';
+
+		if (c == '[' || (is_name_start(c) && !is_name_char(prev) && prev != '#')) {
+			unmodeled(p, "arithmetic on a variable or a subscript (bash evaluates its value)", from);
+			return;
+		}
+	}
+}
+
+/* the same for an operand of let, already unquoted */
+static void check_arith_word(parser *p, const char *w, size_t where)
+{
+	for (size_t i = 0; w[i]; i++) {
+		char prev = i ? w[i - 1] : ' ';
+
+		if (w[i] == '[' || (is_name_start(w[i]) && !is_name_char(prev) && prev != '#')) {
+			unmodeled(p, "arithmetic on a variable or a subscript (bash evaluates its value)", where);
+			return;
+		}
+	}
+}
+
+/* ${...} in s[from..to): a subscript other than digits, @ or *, a substring offset that is not
+ * a number, and ${!ref} are arithmetic or indirection bash evaluates. */
+static void check_param(parser *p, size_t from, size_t to)
+{
+	size_t i = from + 2;
+
+	if (i < to && p->s[i] == '!') {
+		unmodeled(p, "indirect expansion ${!...}", from);
+		return;
+	}
+	if (i < to && p->s[i] == '#')
+		i++;
+	while (i < to && is_name_char(p->s[i]))
+		i++;
+	if (i < to && p->s[i] == '[') {
+		size_t j = i + 1;
+
+		while (j < to && (is_digit(p->s[j]) || p->s[j] == '@' || p->s[j] == '*'))
+			j++;
+		if (j == i + 1 || j >= to || p->s[j] != ']') {
+			unmodeled(p, "array subscript in ${...} (bash evaluates it)", from);
+			return;
+		}
+		i = j + 1;
+	}
+	if (i + 1 < to && p->s[i] == ':' && !strchr("-=?+", p->s[i + 1])) {
+		size_t j = i + 1;
+
+		while (j < to && (is_digit(p->s[j]) || strchr(" :-", p->s[j])))
+			j++;
+		if (j < to)
+			unmodeled(p, "substring offset in ${...} that is not a number", from);
+	}
+}
+
 /* ---- output ---- */
 
 static void put(parser *p, char c)
@@ -262,6 +346,7 @@ static void push_entry(parser *p, size_t at, const zsp_sh_cmd *c)
 		o->cmds = v;
 		p->cap = cap;
 	}
+	p->steps += o->ncmds - at;  /* counted: the next tick() stops a parse over its budget */
 	memmove(o->cmds + at + 1, o->cmds + at, (o->ncmds - at) * sizeof *o->cmds);
 	o->cmds[at] = *c;
 	o->ncmds++;
@@ -323,38 +408,108 @@ static void emit_redirs(parser *p, const redirs *r)
 
 /* ---- here-documents ---- */
 
+/* The end of the logical line at ls and whether it is one: an unquoted body joins a line that
+ * ends in an unescaped backslash to the next before it looks for the delimiter, as bash does. */
+static size_t body_line(parser *p, const heredoc *h, size_t ls, bool *joined)
+{
+	size_t k = ls;
+
+	while (k < p->n && p->s[k] != '\n' && tick(p, 1)) {
+		if (p->s[k] == '\\' && !h->quoted && k + 1 < p->n) {
+			*joined |= p->s[k + 1] == '\n';
+			k++;
+		}
+		k++;
+	}
+	return k;
+}
+
+/* Is the logical line s[ls..le) the delimiter? Joined lines are compared without their
+ * backslash-newlines; <<- strips the leading tabs of the logical line. */
+static bool is_delim_line(parser *p, const heredoc *h, size_t ls, size_t le)
+{
+	size_t mark = p->top, k = ls;
+	bool same;
+
+	while (h->strip_tabs && k < le && (p->s[k] == '\t' ||
+					   (p->s[k] == '\\' && k + 1 < le && p->s[k + 1] == '\n')))
+		k += p->s[k] == '\t' ? 1 : 2;
+	for (; k < le; k++) {
+		if (p->s[k] == '\\' && !h->quoted && k + 1 < le && p->s[k + 1] == '\n')
+			k++;
+		else
+			put(p, p->s[k]);
+	}
+	same = p->top - mark == h->len && memcmp(p->buf + mark, h->delim, h->len) == 0;
+	p->top = mark;
+	return same;
+}
+
+/* The expansions of an unquoted body s[from..to), read as inside double quotes: the commands
+ * of its substitutions are listed like those of a word. */
+static void body_expansions(parser *p, size_t from, size_t to, bool joined)
+{
+	size_t n = p->n, mark = p->top, subs = p->out->ncmds;
+
+	p->n = to;
+	p->pos = from;
+	p->in_body++;
+	while (!eof(p) && tick(p, 1)) {
+		char c = cur(p), d = at(p, p->pos + 1);
+
+		if (c == '\\') {
+			p->pos += 2;
+		} else if (c == '`' || (c == '$' && d && (is_name_char(d) || strchr("{([?$!#@*-", d)))) {
+			found(p, "expansion in an unquoted here-document", p->pos);
+			if (c == '`')
+				read_backtick(p);
+			else
+				read_dollar(p, true);
+		} else {
+			p->pos++;
+		}
+	}
+	/* a substitution over joined lines is read from the raw text: in quotes inside it, a
+	 * backslash-newline bash has removed would still be there */
+	if (joined && p->out->ncmds != subs)
+		unmodeled(p, "backslash-newline in a here-document with a command substitution", from);
+	p->in_body--;
+	p->top = mark;
+	p->n = n;
+}
+
 /* reads the bodies of the here-documents opened on the line just ended */
 static bool read_heredocs(parser *p)
 {
-	for (size_t i = 0; i < p->nhd; i++) {
-		const heredoc *h = &p->hd[i];
+	heredoc hd[MAX_HEREDOCS];
+	size_t nhd = p->nhd;
+
+	memcpy(hd, p->hd, nhd * sizeof *hd);
+	p->nhd = 0;
+	for (size_t i = 0; i < nhd && !p->failed; i++) {
+		const heredoc *h = &hd[i];
+		size_t body = p->pos, ls, le;
+		bool joined = false;
 
 		for (;;) {
-			size_t ls = p->pos, le = ls, cs;
-
 			if (eof(p))
 				return fail(p, "here-document without its delimiter line", h->where);
-			while (le < p->n && p->s[le] != '\n')
-				le++;
+			ls = p->pos;
+			le = body_line(p, h, ls, &joined);
+			if (p->failed)
+				return false;
 			p->pos = le < p->n ? le + 1 : le;
-			cs = ls;
-			while (h->strip_tabs && cs < le && p->s[cs] == '\t')
-				cs++;
-			if (le - cs == h->len && memcmp(p->s + cs, h->delim, h->len) == 0)
+			if (is_delim_line(p, h, ls, le))
 				break;
-			for (size_t k = ls; !h->quoted && k < le; k++) {
-				char c = p->s[k], d = k + 1 < le ? p->s[k + 1] : '\0';
+		}
+		if (!h->quoted) {
+			size_t after = p->pos;
 
-				if (c == '\\')
-					k++;
-				else if (c == '`' ||
-					 (c == '$' && d && (is_name_char(d) || strchr("{([?$!#@*-", d))))
-					found(p, "expansion in an unquoted here-document", k);
-			}
+			body_expansions(p, body, ls, joined);
+			p->pos = after;
 		}
 	}
-	p->nhd = 0;
-	return true;
+	return !p->failed;
 }
 
 static bool eat_newline(parser *p)
@@ -369,6 +524,8 @@ static void skip_blanks(parser *p)
 	for (;;) {
 		char c = cur(p);
 
+		if (!tick(p, 1))
+			return;
 		if (c == ' ' || c == '\t')
 			p->pos++;
 		else if (c == '\\' && at(p, p->pos + 1) == '\n')
@@ -398,7 +555,7 @@ static bool read_single(parser *p)
 {
 	size_t open = p->pos++;
 
-	while (!eof(p) && cur(p) != '\'') {
+	while (!eof(p) && cur(p) != '\'' && tick(p, 1)) {
 		if (cur(p) == '`' && p->in_bt)
 			return fail(p, "backquote inside quotes inside `...`", p->pos);
 		put(p, p->s[p->pos++]);
@@ -449,6 +606,8 @@ static bool read_ansi(parser *p)
 		bool utf8 = false;
 		char c, e;
 
+		if (!tick(p, 1))
+			return false;
 		if (eof(p))
 			return fail(p, "unterminated $' quote", open);
 		c = cur(p);
@@ -519,7 +678,7 @@ static bool read_dq(parser *p, bool literal)
 {
 	size_t open = p->pos++;
 
-	while (!p->failed) {
+	while (tick(p, 1)) {
 		char c, next;
 
 		if (eof(p))
@@ -533,8 +692,10 @@ static bool read_dq(parser *p, bool literal)
 		if (c == '\\' && next == '\n') {
 			p->pos += 2;
 		} else if (c == '\\' && next && strchr("$`\"\\", next)) {
-			if (next == '`' && p->in_bt)
-				return fail(p, "nested backquotes", p->pos);
+			if (next == '`' && p->in_bt) {
+				read_nested_backtick(p);
+				continue;
+			}
 			put(p, next);
 			p->pos += 2;
 		} else if (c == '$' && !literal) {
@@ -552,14 +713,16 @@ static bool read_dq(parser *p, bool literal)
 }
 
 /* Where a closing `)` at depth 0 ends s[i..]: 1 if followed by `)` (arithmetic), 0 if not (a
- * subshell after all, as bash decides), -1 if there is none. Side-effect free. */
-static int arith_probe(const parser *p, size_t i)
+ * subshell after all, as bash decides), -1 if there is none (or the budget ran out). */
+static int arith_probe(parser *p, size_t i)
 {
 	unsigned depth = 0;
 
 	while (i < p->n) {
 		char c = p->s[i];
 
+		if (!tick(p, 1))
+			return -1;
 		if (c == '\\') {
 			i += 2;
 			continue;
@@ -590,7 +753,7 @@ static bool scan_balanced(parser *p, char open_c, char close_c, bool in_dq, size
 	size_t mark = p->top;
 	unsigned depth = 0;
 
-	while (!p->failed) {
+	while (tick(p, 1)) {
 		char c;
 
 		if (eof(p)) {
@@ -661,6 +824,102 @@ static bool subparse(parser *p, char closer, size_t open, const char *unterminat
 	return !p->failed;
 }
 
+/* Parses t[0..n), the text of a nested `...`, with a parser of its own; its commands
+ * are listed one level below the current one, at offset `where`. */
+static void parse_nested(parser *p, const char *t, size_t n, size_t where)
+{
+	zsp_sh_result sub;
+	parser q = { 0 };
+	size_t count = 0;
+
+	memset(&sub, 0, sizeof sub);
+	q.a = p->a;
+	q.s = t;
+	q.n = n;
+	q.out = &sub;
+	q.nest = p->nest + 1;
+	q.in_bt = 1;  /* the text of a `...`: a \` in it nests once more */
+	q.budget = ZSP_SH_STEPS_BASE + ZSP_SH_STEPS_PER_BYTE * n;
+	q.bufcap = n + 16;
+	q.buf = zsp_arena_alloc(p->a, q.bufcap);
+	if (!q.buf) {
+		oom(p);
+		return;
+	}
+	if (q.nest > ZSP_SH_MAX_DEPTH) {
+		fail(p, "nested deeper than 32 levels", where);
+		return;
+	}
+	if (parse_list(&q, &count) && !eof(&q))
+		unexpected(&q);
+	if (q.oom) {
+		oom(p);
+		return;
+	}
+	p->steps += q.steps;
+	for (size_t i = 0; i < sub.ncmds; i++) {
+		zsp_sh_cmd c = sub.cmds[i];
+
+		c.depth += p->depth + 1;
+		c.offset = where;
+		push_entry(p, p->out->ncmds, &c);
+	}
+}
+
+/* \`...\` inside `...`: bash removes one level of \\ \` \$ escapes from the outer text and
+ * reads what is left as a substitution of its own. That text is parsed apart (its commands are
+ * listed); the input is unsupported. */
+static bool read_nested_backtick(parser *p)
+{
+	size_t open = p->pos, i = open + 2, mark = p->top;
+	const char *t;
+	bool esc = false;
+
+	unmodeled(p, "nested backquotes", open);
+	for (;;) {
+		char u[2];
+		size_t nu = 0;
+
+		if (i >= p->n || p->s[i] == '`')
+			fail(p, "unterminated nested backquotes", open);
+		if (!tick(p, 1)) {
+			p->top = mark;
+			return false;
+		}
+		if (p->s[i] == '\\' && i + 1 < p->n && strchr("\\`$", p->s[i + 1])) {
+			u[nu++] = p->s[i + 1];
+			i += 2;
+		} else if (p->s[i] == '\\' && i + 1 < p->n) {
+			u[nu++] = '\\';
+			u[nu++] = p->s[i + 1];
+			i += 2;
+		} else {
+			u[nu++] = p->s[i++];
+		}
+		for (size_t k = 0; k < nu; k++) {
+			if (esc)
+				esc = false;
+			else if (u[k] == '\\')
+				esc = true;
+			else if (u[k] == '`')
+				goto closed;
+			put(p, u[k]);
+		}
+	}
+closed:
+	/* the text is built on the word stack (it is no longer than the input it came from) and
+	 * copied out at its size: many nested substitutions cost their length, not the input's */
+	t = p->failed ? NULL : zsp_arena_strndup(p->a, p->buf + mark, p->top - mark);
+	p->top = mark;
+	if (p->failed)
+		return false;
+	if (!t)
+		return oom(p);
+	p->pos = i;
+	parse_nested(p, t, strlen(t), open);
+	return put_raw(p, open);
+}
+
 static bool read_backtick(parser *p)
 {
 	size_t open = p->pos++;
@@ -720,8 +979,10 @@ static bool read_dollar(parser *p, bool in_dq)
 		if (k > 0) {
 			found(p, "arithmetic expansion $((...))", open);
 			p->pos += 3;
-			return scan_form(p, '(', ')', open, false, true, "unterminated $((...)) arithmetic") &&
-			       put_raw(p, open);
+			if (!scan_form(p, '(', ')', open, false, true, "unterminated $((...)) arithmetic"))
+				return false;
+			check_arith(p, open + 3, p->pos - 2);
+			return put_raw(p, open);
 		}
 	}
 	if (c == '(') {
@@ -733,9 +994,14 @@ static bool read_dollar(parser *p, bool in_dq)
 	if (c == '{' || c == '[') {
 		found(p, c == '{' ? "parameter expansion ${...}" : "arithmetic expansion $[...]", open);
 		p->pos += 2;
-		return scan_form(p, c, c == '{' ? '}' : ']', open, in_dq, false,
-				 c == '{' ? "unterminated ${...}" : "unterminated $[...]") &&
-		       put_raw(p, open);
+		if (!scan_form(p, c, c == '{' ? '}' : ']', open, in_dq, false,
+			       c == '{' ? "unterminated ${...}" : "unterminated $[...]"))
+			return false;
+		if (c == '{')
+			check_param(p, open, p->pos - 1);
+		else
+			check_arith(p, open + 2, p->pos - 1);
+		return put_raw(p, open);
 	}
 	if (is_name_start(c)) {
 		found(p, "variable expansion $NAME", open);
@@ -790,6 +1056,32 @@ static bool read_array(parser *p)
 	return !p->failed;
 }
 
+/* @(..) !(..) +(..) *(..) ?(..): an extglob pattern under `shopt -s extglob`, a syntax error
+ * without it. Kept in the word as written, and unsupported. */
+static bool read_extglob(parser *p)
+{
+	size_t open = p->pos;
+	unsigned depth = 0;
+
+	unmodeled(p, "extglob pattern", open - 1);
+	while (tick(p, 1)) {
+		char c = cur(p);
+
+		if (eof(p))
+			return fail(p, "unterminated extglob pattern", open);
+		if (c == '`' && p->in_bt)
+			return fail(p, "unterminated extglob pattern", open);
+		if (c == '\\' && p->pos + 1 < p->n)
+			put(p, p->s[p->pos++]);
+		depth += c == '(';
+		depth -= c == ')';
+		put(p, p->s[p->pos++]);
+		if (!depth)
+			break;
+	}
+	return !p->failed;
+}
+
 /* Reads one word at pos (not at a delimiter) into w->text, unquoted; substitutions stay as
  * written and their commands are listed. */
 static bool read_word(parser *p, unsigned flags, word *w)
@@ -800,12 +1092,17 @@ static bool read_word(parser *p, unsigned flags, word *w)
 	w->start = p->pos;
 	w->quoted = false;
 	w->text = NULL;
-	while (!p->failed && !eof(p)) {
+	while (!eof(p) && tick(p, 1)) {
 		size_t here = p->pos;
 		char c = p->s[here], next = at(p, here + 1);
 
 		if (c == '`' && p->in_bt)
 			break;
+		/* before the regex's literal < and (: bash runs <(..) even right of =~ */
+		if ((c == '<' || c == '>') && next == '(' && !(flags & W_DELIM)) {
+			read_procsub(p);
+			continue;
+		}
 		if ((flags & W_REGEX) &&
 		    (c == '(' || (c == ')' && rdepth) || c == '|' || c == '<' || c == '>' ||
 		     ((c == ' ' || c == '\t') && rdepth))) {
@@ -820,8 +1117,9 @@ static bool read_word(parser *p, unsigned flags, word *w)
 			read_array(p);
 			continue;
 		}
-		if ((c == '<' || c == '>') && next == '(' && !(flags & W_DELIM)) {
-			read_procsub(p);
+		if (c == '(' && here > w->start && strchr("@!+*?", p->s[here - 1]) &&
+		    !(flags & W_DELIM)) {
+			read_extglob(p);
 			continue;
 		}
 		if (is_meta(c))
@@ -837,7 +1135,7 @@ static bool read_word(parser *p, unsigned flags, word *w)
 				put(p, '\\');
 				p->pos++;
 			} else if (next == '`' && p->in_bt) {
-				fail(p, "nested backquotes", here);
+				read_nested_backtick(p);
 			} else {
 				put(p, next);
 				p->pos += 2;
@@ -852,6 +1150,18 @@ static bool read_word(parser *p, unsigned flags, word *w)
 			read_dq(p, flags & W_DELIM);
 			continue;
 		case '$':
+			if ((flags & W_DELIM) && (next == '\'' || next == '"')) {
+				/* bash drops the $ of $'...' and $"..." in a delimiter and decodes
+				 * no escape: `<<$'EOF'` ends at EOF; a backslash in it is not modelled */
+				const char *q = memchr(p->s + here + 2, next, p->n - here - 2);
+				const char *bs = memchr(p->s + here + 2, '\\', p->n - here - 2);
+
+				if (bs && (!q || bs < q))
+					unmodeled(p, "backslash in a $'...' or $\"...\" here-document delimiter",
+						  here);
+				p->pos++;
+				continue;
+			}
 			if (flags & W_DELIM)
 				break;
 			w->quoted |= next == '\'' || next == '"';
@@ -950,6 +1260,9 @@ static bool parse_redirect(parser *p, redirs *r)
 			return false;
 		if (p->nhd == MAX_HEREDOCS)
 			return fail(p, "too many here-documents on one line", start);
+		if (p->in_bt || p->in_body)
+			unmodeled(p, p->in_bt ? "here-document inside `...`"
+					      : "here-document inside a here-document's substitution", start);
 		p->hd[p->nhd++] = (heredoc){ w.text, strlen(w.text), start, w.quoted, oplen == 3 };
 		return true;
 	}
@@ -1083,6 +1396,7 @@ static status parse_dparen(parser *p)
 	p->pos += 2;
 	if (!scan_form(p, '(', ')', open, false, true, "unterminated ((...)) arithmetic"))
 		return ERR;
+	check_arith(p, open + 2, p->pos - 2);
 	return finish_compound(p);
 }
 
@@ -1160,6 +1474,7 @@ static bool for_head(parser *p, size_t open, bool is_for, const char *u)
 		p->pos += 2;
 		if (!scan_form(p, '(', ')', a, false, true, "malformed for ((...))"))
 			return false;
+		check_arith(p, a + 2, p->pos - 2);
 		skip_blanks(p);
 		if (cur(p) == ';')
 			p->pos++;
@@ -1349,6 +1664,39 @@ static status parse_function(parser *p)
 	return parse_funcbody(p, open);
 }
 
+static bool is_integer(const char *w)
+{
+	w += *w == '-' || *w == '+';
+	if (!*w)
+		return false;
+	while (is_digit(*w))
+		w++;
+	return *w == '\0';
+}
+
+static bool is_arith_test(const char *w)
+{
+	static const char *const ops[] = { "-eq", "-ne", "-lt", "-le", "-gt", "-ge" };
+
+	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+		if (strcmp(w, ops[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The operands [[ ]] evaluates: those of -eq and friends are arithmetic, the name of -v and
+ * -R may carry a subscript. Only integers and plain names are modelled. */
+static void check_cond_word(parser *p, const cmdb *b, const word *w)
+{
+	const char *prev = b->argc > 1 ? b->argv[b->argc - 2] : "";
+
+	if ((strcmp(prev, "-v") == 0 || strcmp(prev, "-R") == 0) && strchr(w->text, '['))
+		unmodeled(p, "array subscript evaluated by [[ -v ]]", w->start);
+	else if ((is_arith_test(prev) && !is_integer(w->text)) ||
+		 (!w->quoted && is_arith_test(w->text) && !is_integer(prev)))
+		unmodeled(p, "arithmetic operand of [[ ]] that is not a number", w->start);
+}
+
 /* [[ ... ]]: one command of its words; && || ( ) < > inside are words, not operators */
 static status parse_cond(parser *p)
 {
@@ -1376,6 +1724,10 @@ static status parse_cond(parser *p)
 		} else if ((c == '&' && next == '&') || (c == '|' && next == '|')) {
 			cb_push(p, &b, c == '&' ? "&&" : "||", p->pos);
 			p->pos += 2;
+		} else if (procsub_at(p)) {
+			/* a word: -e <(cmd) runs cmd */
+			if (read_word(p, 0, &w))
+				cb_push(p, &b, w.text, w.start);
 		} else if (c == '(' || c == ')' || c == '<' || c == '>') {
 			cb_push(p, &b, c == '(' ? "(" : c == ')' ? ")" : c == '<' ? "<" : ">", p->pos);
 			p->pos++;
@@ -1384,6 +1736,7 @@ static status parse_cond(parser *p)
 		} else if (read_word(p, regex ? W_REGEX : 0, &w)) {
 			regex = !w.quoted && strcmp(w.text, "=~") == 0;
 			cb_push(p, &b, w.text, w.start);
+			check_cond_word(p, &b, &w);
 		}
 	}
 	emit_command(p, &b, first);
@@ -1398,6 +1751,90 @@ static bool is_decl(const char *w)
 		if (strcmp(w, decl[i]) == 0)
 			return true;
 	return false;
+}
+
+static bool name_in(const char *w, const char *const *names)
+{
+	for (; *names; names++)
+		if (strcmp(w, *names) == 0)
+			return true;
+	return false;
+}
+
+/* An assignment's subscript other than digits is arithmetic (or an associative array's key,
+ * which the splitter cannot tell apart); an array value with [key]= keys likewise. */
+static bool assign_unmodeled(const char *w)
+{
+	const char *eq = strchr(w, '='), *sub = strchr(w, '[');
+
+	if (!eq)
+		return false;
+	if (sub && sub < eq) {
+		for (sub++; is_digit(*sub); sub++)
+			;
+		if (*sub != ']' || sub == strchr(w, '[') + 1)
+			return true;
+	}
+	return eq[1] == '(' && strchr(eq, '[') != NULL;
+}
+
+/* Builtins whose operands bash evaluates as code, names with subscripts, or arithmetic, and
+ * those that change how later lines are read: what they run is not in the words. */
+static void check_builtin(parser *p, const cmdb *b)
+{
+	static const char *const name_args[] = { "read", "mapfile", "readarray", "getopts", "wait",
+						  "unset", "export", "readonly", "declare", "typeset",
+						  "local", NULL };
+	static const char *const typed[] = { "declare", "typeset", "local", NULL };
+	static const char *const later[] = { "trap", "alias", "enable", "shopt", NULL };
+	size_t i = b->nassign;
+	const char *name;
+
+	for (size_t k = 0; k < b->nassign; k++)
+		if (assign_unmodeled(b->argv[k]))
+			unmodeled(p, "array subscript in an assignment (bash evaluates it)", b->offset);
+	while (i < b->argc && (strcmp(b->argv[i], "builtin") == 0 || strcmp(b->argv[i], "command") == 0))
+		i++;
+	if (i >= b->argc)
+		return;
+	name = b->argv[i++];
+	if (name_in(name, later) && i < b->argc)
+		unmodeled(p, strcmp(name, "trap") == 0    ? "trap runs its argument later" :
+			     strcmp(name, "alias") == 0   ? "alias changes what later words run" :
+			     strcmp(name, "enable") == 0  ? "enable changes what names run" :
+							    "shopt changes how later lines are read",
+			  b->offset);
+	else if (strcmp(name, "let") == 0)
+		for (; i < b->argc; i++)
+			check_arith_word(p, b->argv[i], b->offset);
+	else if (strcmp(name, "set") == 0)
+		for (size_t k = i; k < b->argc && b->argv[k][0] == '-' && strcmp(b->argv[k], "--"); k++)
+			if ((strcmp(b->argv[k], "-o") != 0 && strchr(b->argv[k], 'k')) ||
+			    (k + 1 < b->argc && strcmp(b->argv[k + 1], "keyword") == 0))
+				unmodeled(p, "set -k makes later words assignments", b->offset);
+	for (size_t k = i; k < b->argc; k++) {
+		const char *w = b->argv[k];
+
+		if (strcmp(name, "printf") == 0 || strcmp(name, "test") == 0 || strcmp(name, "[") == 0) {
+			const char *prev = b->argv[k - 1];
+			bool named = strcmp(prev, "-v") == 0 || (strcmp(name, "printf") != 0 &&
+								 strcmp(prev, "-R") == 0);
+
+			if (strcmp(name, "printf") == 0 && strncmp(w, "-v", 2) == 0 && w[2]) {
+				named = true;
+				w += 2;
+			}
+			if (named && strchr(w, '['))
+				unmodeled(p, "array subscript evaluated by a builtin", b->offset);
+			if (strcmp(name, "printf") == 0 && w[0] != '-')
+				break;  /* the format: options end */
+		} else if (name_in(name, name_args)) {
+			if (strchr(w, '[') || assign_unmodeled(w))
+				unmodeled(p, "array subscript evaluated by a builtin", b->offset);
+			else if (name_in(name, typed) && w[0] == '-' && strpbrk(w, "in"))
+				unmodeled(p, "declare -i or -n: later assignments are evaluated", b->offset);
+		}
+	}
 }
 
 /* Words and redirects up to an operator. The command goes before the nested commands its
@@ -1446,9 +1883,36 @@ static status parse_simple(parser *p)
 			}
 		}
 	}
+	check_builtin(p, &b);
 	emit_command(p, &b, first);
 	emit_redirs(p, &r);
 	return p->failed ? ERR : DONE;
+}
+
+/* coproc [NAME] command: the command runs beside the shell, wired to file descriptors the
+ * splitter does not follow; its commands are listed, the input is unsupported */
+static status parse_coproc(parser *p)
+{
+	size_t open = p->pos, name;
+	status st;
+
+	unmodeled(p, "coproc", open);
+	p->pos += 6;
+	skip_blanks(p);
+	name = p->pos;
+	while (is_name_char(cur(p)))
+		p->pos++;
+	if (p->pos > name && (cur(p) == ' ' || cur(p) == '\t')) {
+		skip_blanks(p);
+		if (!compound_at(p))
+			p->pos = name;
+	} else {
+		p->pos = name;
+	}
+	st = parse_command(p);
+	if (st == NONE)
+		fail(p, "coproc without a command", open);
+	return p->failed ? ERR : st;
 }
 
 static status parse_command(parser *p)
@@ -1475,6 +1939,8 @@ static status parse_command(parser *p)
 		return parse_function(p);
 	if (word_at(p, "[["))
 		return parse_cond(p);
+	if (word_at(p, "coproc"))
+		return parse_coproc(p);
 	if (closer_at(p) >= 0)
 		return NONE;
 	if (!redirect_at(p, NULL, NULL) && is_meta(c) && !procsub_at(p))
@@ -1551,7 +2017,7 @@ static bool parse_list(parser *p, size_t *count)
 		status st;
 		char c, next;
 
-		if (!skip_newlines(p))
+		if (!skip_newlines(p) || !tick(p, 1))
 			return false;
 		st = parse_and_or(p);
 		if (st == ERR)
@@ -1569,21 +2035,27 @@ static bool parse_list(parser *p, size_t *count)
 	}
 }
 
-int zsp_sh_parse(zsp_arena *a, const char *cmd, zsp_sh_result *out)
+int zsp_sh_parse_n(zsp_arena *a, const char *cmd, size_t len, zsp_sh_result *out)
 {
 	parser p = { 0 };
+	const char *nul = memchr(cmd, '\0', len);
 	size_t count = 0;
 
 	memset(out, 0, sizeof *out);
 	p.a = a;
 	p.s = cmd;
 	p.out = out;
-	while (p.n <= ZSP_SH_MAX_INPUT && cmd[p.n])
-		p.n++;
-	if (p.n > ZSP_SH_MAX_INPUT) {
-		fail(&p, "command longer than 64 KiB", ZSP_SH_MAX_INPUT);
+	p.n = nul ? (size_t)(nul - cmd) : len;
+	if (p.n > ZSP_SH_MAX_SPLIT) {
+		fail(&p, "command longer than 1 MiB", ZSP_SH_MAX_SPLIT);
 		return ZSP_OK;
 	}
+	/* execve cuts the text at a NUL: what runs is the part before it, which is split */
+	if (nul)
+		unmodeled(&p, "NUL byte in the command", p.n);
+	else if (p.n > ZSP_SH_MAX_INPUT)
+		unmodeled(&p, "command longer than 64 KiB", ZSP_SH_MAX_INPUT);
+	p.budget = ZSP_SH_STEPS_BASE + ZSP_SH_STEPS_PER_BYTE * (size_t)p.n;
 	p.bufcap = p.n + 16;
 	p.buf = zsp_arena_alloc(a, p.bufcap);
 	if (!p.buf)
@@ -1593,4 +2065,9 @@ int zsp_sh_parse(zsp_arena *a, const char *cmd, zsp_sh_result *out)
 	if (!p.failed && p.nhd)
 		fail(&p, "here-document without its delimiter line", p.hd[0].where);
 	return p.oom ? ZSP_EINTERNAL : ZSP_OK;
+}
+
+int zsp_sh_parse(zsp_arena *a, const char *cmd, zsp_sh_result *out)
+{
+	return zsp_sh_parse_n(a, cmd, strnlen(cmd, ZSP_SH_MAX_SPLIT + 1), out);
 }

@@ -8,7 +8,10 @@
 
 #include "lang/arena.h"
 
-#define ZSP_SH_MAX_INPUT (64u << 10)  /* longer commands are unsupported */
+#define ZSP_SH_MAX_INPUT (64u << 10)  /* longer commands are unsupported, and still split */
+#define ZSP_SH_MAX_SPLIT (1u << 20)   /* longer ones are not split at all */
+#define ZSP_SH_STEPS_PER_BYTE 16u     /* the parser's budget (plus ZSP_SH_STEPS_BASE): past it, */
+#define ZSP_SH_STEPS_BASE 4096u       /* the command is unsupported ("budget") */
 #define ZSP_SH_MAX_DEPTH 32           /* nesting of (), {}, $(), if, ... */
 
 typedef enum zsp_sh_kind {
@@ -53,11 +56,22 @@ typedef struct zsp_sh_result {
  * here-strings (input, not files). Compound commands (if, while, for, case, { }, ( ), function
  * bodies) are flattened into their simple commands; [[ ... ]] is one command of its words;
  * ((...)) and for ((...)) make no entry. The order is the source order; a command comes before
- * the commands nested in its words, its redirect entries after those. On UNSUPPORTED, cmds holds
- * what was read before the error (a command cut short keeps its complete words). An unquoted
- * here-document body is only searched for expansions, not parsed. Returns an enum zsp_status
- * (zsp.h): ZSP_OK (an unsupported command is a finding, not an error), or ZSP_EINTERNAL on
- * out-of-memory. Never reads past the NUL; bounded by ZSP_SH_MAX_INPUT and ZSP_SH_MAX_DEPTH. */
+ * the commands nested in its words, its redirect entries after those. The substitutions of an
+ * unquoted here-document body are parsed and listed like those of a word.
+ *
+ * UNSUPPORTED is either a parse error, after which cmds holds what was read before it (a
+ * command cut short keeps its complete words), or a construct read but not modelled exactly
+ * (coproc, trap, alias, extglob, subscripts that builtins evaluate, arithmetic on variables,
+ * unusual here-document delimiters, input over ZSP_SH_MAX_INPUT, ...), after which parsing goes
+ * on and cmds holds every command of the input. The work is bounded by ZSP_SH_STEPS_PER_BYTE
+ * steps per byte (exceeded: UNSUPPORTED "budget"), nesting by ZSP_SH_MAX_DEPTH; input over
+ * ZSP_SH_MAX_SPLIT is not split. Returns an enum zsp_status (zsp.h): ZSP_OK (an unsupported
+ * command is a finding, not an error), or ZSP_EINTERNAL on out-of-memory. Never reads past the
+ * NUL. */
 int zsp_sh_parse(zsp_arena *a, const char *cmd, zsp_sh_result *out);
+
+/* The same for len bytes at cmd: a NUL among them is UNSUPPORTED ("NUL byte in the command"),
+ * and the text before it (what execve would pass to the shell) is split. */
+int zsp_sh_parse_n(zsp_arena *a, const char *cmd, size_t len, zsp_sh_result *out);
 
 #endif

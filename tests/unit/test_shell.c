@@ -170,7 +170,8 @@ static const struct {
 	{ "cat < /etc/shadow", C, { "cat", "< /etc/shadow" } },
 	{ "ls > /dev/null 2>&1", C, { "ls" } },
 	{ "ls &&", U, { "ls" }, "expected a command after '&&'" },
-	{ "for ((i=0;i<3;i++)); do echo; done", S, { "echo" }, "arithmetic for ((...))" },
+	{ "for ((i=0;i<3;i++)); do echo; done", U, { "echo" }, "arithmetic on a variable or a subscript (bash evaluates its value)" },
+	{ "for ((;;)); do echo; done", S, { "echo" }, "arithmetic for ((...))" },
 	{ "rm -rf / ; echo ok", C, { "rm -rf /", "echo ok" } },
 	{ "echo `rm -rf /`", S, { "echo `rm -rf /`", "rm -rf /" }, "command substitution `...`" },
 	{ "cat <(rm -rf /)", S, { "cat <(rm -rf /)", "rm -rf /" }, "process substitution <(...)" },
@@ -194,15 +195,30 @@ static const struct {
 	{ "echo \"x${a}y\"", S, { "echo x${a}y" }, "parameter expansion ${...}" },
 	{ "echo $((1+2))", S, { "echo $((1+2))" }, "arithmetic expansion $((...))" },
 	{ "echo $(( (1+2) * 3 ))", S, { "echo $(( (1+2) * 3 ))" } },
-	{ "((i++))", S, { NULL }, "arithmetic command ((...))" },
-	{ "((i++)) && ls", S, { "ls" } },
+	{ "((1+2))", S, { NULL }, "arithmetic command ((...))" },
+	{ "((i++))", U, { NULL }, "arithmetic on a variable or a subscript (bash evaluates its value)" },
+	{ "((i++)) && ls", U, { "ls" } },
+	/* arithmetic and ${...} forms that evaluate a value or a subscript */
+	{ "echo $((16#ff + 0x1f))", S, { "echo $((16#ff + 0x1f))" } },
+	{ "echo $((x))", U, { "echo $((x))" }, "arithmetic on a variable or a subscript (bash evaluates its value)" },
+	{ "echo $(($x+1))", U, { "echo $(($x+1))" } },
+	{ "echo $((a[1]))", U, { "echo $((a[1]))" } },
+	{ "echo $[x]", U, { "echo $[x]" } },
+	{ "((a['$(id)']))", U, { NULL } },
+	{ "echo ${a[1]} ${a[@]} ${#a[*]} ${x:-a b} ${x:1:2} ${x: -1}", S,
+	  { "echo ${a[1]} ${a[@]} ${#a[*]} ${x:-a b} ${x:1:2} ${x: -1}" } },
+	{ "echo ${a[i]}", U, { "echo ${a[i]}" }, "array subscript in ${...} (bash evaluates it)" },
+	{ "echo ${a['$(id)']}; ls", U, { "echo ${a['$(id)']}", "ls" } },
+	{ "echo ${x:i}", U, { "echo ${x:i}" }, "substring offset in ${...} that is not a number" },
+	{ "echo ${x:'a[$(id)]'}", U, { "echo ${x:'a[$(id)]'}" } },
+	{ "echo ${!x}", U, { "echo ${!x}" }, "indirect expansion ${!...}" },
 	{ "echo $[1+2]", S, { "echo $[1+2]" }, "arithmetic expansion $[...]" },
 	{ "x=$(date) ls", S, { "x=$(date) ls", "date" } },
 	{ "echo \"$(ls)\"", S, { "echo $(ls)", "ls" } },
 	{ "echo ${x:-$(id)}", S, { "echo ${x:-$(id)}", "id" } },
 	{ "echo \"${x:-don't}\"", S, { "echo ${x:-don't}" } },
 	{ "echo ${x:-'}'}", S, { "echo ${x:-'}'}" } },
-	{ "echo $(( $(wc -l < f) + 1 ))", S, { "echo $(( $(wc -l < f) + 1 ))", "wc -l", "< f" } },
+	{ "echo $(( $(wc -l < f) + 1 ))", U, { "echo $(( $(wc -l < f) + 1 ))", "wc -l", "< f" } },
 	{ "echo $(echo $(id))", S, { "echo $(echo $(id))", "echo $(id)", "id" } },
 	{ "ls $(echo a; echo b) c", S, { "ls $(echo a; echo b) c", "echo a", "echo b" } },
 	{ "a $(b) | c $(d)", S, { "a $(b)", "b", "c $(d)", "d" } },
@@ -224,7 +240,7 @@ static const struct {
 	/* here-documents and here-strings */
 	{ "cat <<EOF\nhello\nEOF", C, { "cat" } },
 	{ "cat <<EOF\n$HOME\nEOF", S, { "cat" }, "expansion in an unquoted here-document" },
-	{ "cat <<EOF\n`id`\nEOF", S, { "cat" } },
+	{ "cat <<EOF\n`id`\nEOF", S, { "cat", "id" } },
 	{ "cat <<'EOF'\n$HOME\nEOF", C, { "cat" } },
 	{ "cat <<\"EOF\"\n`id`\nEOF", C, { "cat" } },
 	{ "cat <<\\EOF\n$x\nEOF", C, { "cat" } },
@@ -241,6 +257,98 @@ static const struct {
 	{ "cat <<EOF\n\\$x\nEOF", C, { "cat" } },
 	{ "cat <<EOF\nEOFX\n EOF\nEOF\n", C, { "cat" } },
 	{ "cat <<$x\nbody\n$x", C, { "cat" } },
+	/* delimiters as bash reads them: quotes removed, $'...' and $"..." lose their $ */
+	{ "cat <<$'EOF'\n$x\nEOF\nrm -rf /", C, { "cat", "rm -rf /" } },
+	{ "cat <<$\"EOF\"\n$x\nEOF\nls", C, { "cat", "ls" } },
+	{ "cat <<\"E\"OF\n$x\nEOF\nls", C, { "cat", "ls" } },
+	{ "cat <<E\\OF\n$x\nEOF\nls", C, { "cat", "ls" } },
+	{ "cat <<E'O'\"F\"\n`x`\nEOF\nls", C, { "cat", "ls" } },
+	{ "cat <<$'E\\x4fF'\nx\nE\\x4fF\nls", U, { "cat", "ls" },
+	  "backslash in a $'...' or $\"...\" here-document delimiter" },
+	{ "cat <<E\\\nOF\n$x\nEOF\nls", S, { "cat", "ls" } },
+	/* an unquoted body joins backslash-newlines before it looks for the delimiter */
+	{ "cat <<EOF\nx\nE\\\nOF\nrm -rf /\nEOF", C, { "cat", "rm -rf /", "EOF" } },
+	{ "cat <<EOF\nx\\\\\nEOF\nls", C, { "cat", "ls" } },
+	{ "cat <<EOF\nx\\\\\\\nEOF\nls\nEOF", C, { "cat" } },
+	{ "cat <<'EOF'\nE\\\nOF\nrm -rf /\nEOF", C, { "cat" } },
+	{ "cat <<-EOF\n\t\\\n\tEOF\nls", C, { "cat", "ls" } },
+	{ "cat <<-EOF\n\tE\\\n\tOF\nrm x\nEOF", C, { "cat" } },
+	/* the substitutions of an unquoted body run: their commands are listed */
+	{ "cat <<EOF\n$(rm -rf /)\nEOF", S, { "cat", "rm -rf /" } },
+	{ "cat <<EOF\na ${x} \"$(id)\" `ls`\n<(no) $((1+2))\nEOF", S, { "cat", "id", "ls" } },
+	{ "cat <<EOF | sh\n$(a; b)\nEOF\nc", S, { "cat", "sh", "a", "b", "c" } },
+	{ "cat <<'EOF'\n$(rm -rf /)\nEOF", C, { "cat" } },
+	{ "cat <<EOF\n\\$(rm -rf /)\nEOF", C, { "cat" } },
+	{ "cat <<EOF\n$(ls\nEOF", U, { "cat", "ls" }, "unterminated $(...) substitution" },
+	{ "cat <<EOF\n$(cat <<X\nhi\nX\n)\nEOF\nls", U, { "cat", "cat", "ls" },
+	  "here-document inside a here-document's substitution" },
+	{ "cat <<EOF\na\\\n$(id)\nEOF", U, { "cat", "id" },
+	  "backslash-newline in a here-document with a command substitution" },
+	{ "`cat <<EOF\nx\nEOF\n`; ls", U, { "`cat <<EOF\nx\nEOF\n`", "cat", "ls" },
+	  "here-document inside `...`" },
+	/* [[ ]]: process substitutions run; -v names and arithmetic operands are evaluated */
+	{ "[[ -e <(rm -rf /) ]]", S, { "[[ -e <(rm -rf /) ]]", "rm -rf /" }, "process substitution <(...)" },
+	{ "[[ -n x && -e >(ls) ]] || id", S, { "[[ -n x && -e >(ls) ]]", "ls", "id" } },
+	{ "[[ a < b ]]", C, { "[[ a < b ]]" } },
+	{ "[[ x =~ <(a) ]]", S, { "[[ x =~ <(a) ]]", "a" } },
+	{ "[[ x =~ (b|<(a)) ]]", S, { "[[ x =~ ( b|<(a) ) ]]", "a" } },
+	{ "[[ x =~ (b c<(a)) ]]", S, { "[[ x =~ ( b c<(a) ) ]]", "a" } },
+	{ "[[ -v 'a[$(id)]' ]]; ls", U, { "[[ -v a[$(id)] ]]", "ls" }, "array subscript evaluated by [[ -v ]]" },
+	{ "[[ -v a ]]", C, { "[[ -v a ]]" } },
+	{ "[[ 1 -eq 'a[$(id)]' ]]", U, { "[[ 1 -eq a[$(id)] ]]" },
+	  "arithmetic operand of [[ ]] that is not a number" },
+	{ "[[ x -lt 2 ]]", U, { "[[ x -lt 2 ]]" } },
+	{ "[[ 1 -eq 2 || -3 -ge +4 ]]", C, { "[[ 1 -eq 2 || -3 -ge +4 ]]" } },
+	{ "[[ a == '-eq' ]]", C, { "[[ a == -eq ]]" } },
+	/* builtins that evaluate a name's subscript, arithmetic, or code */
+	{ "printf -v 'a[$(id)]' x; ls", U, { "printf -v a[$(id)] x", "ls" }, "array subscript evaluated by a builtin" },
+	{ "printf -v'a[$(id)]' x", U, { "printf -va[$(id)] x" }, "array subscript evaluated by a builtin" },
+	{ "printf '[%s]' -v 'a[1]'", C, { "printf [%s] -v a[1]" } },
+	{ "printf -v x '%s' y", C, { "printf -v x %s y" } },
+	{ "test -v 'a[$(id)]'", U, { "test -v a[$(id)]" }, "array subscript evaluated by a builtin" },
+	{ "[ -v 'a[$(id)]' ]", U, { "[ -v a[$(id)] ]" }, "array subscript evaluated by a builtin" },
+	{ "test -f '[x]'", C, { "test -f [x]" } },
+	{ "read 'a[$(id)]' <<< x", U, { "read a[$(id)]" }, "array subscript evaluated by a builtin" },
+	{ "builtin read -a 'b[$(id)]'", U, { "builtin read -a b[$(id)]" }, "array subscript evaluated by a builtin" },
+	{ "declare 'a[$(id)]=1'", U, { "declare a[$(id)]=1" }, "array subscript evaluated by a builtin" },
+	{ "local -a 'x[$(id)]'", U, { "local -a x[$(id)]" }, "array subscript evaluated by a builtin" },
+	{ "typeset -i n; n=x", U, { "typeset -i n", "n=x" }, "declare -i or -n: later assignments are evaluated" },
+	{ "declare -n r=x", U, { "declare -n r=x" } },
+	{ "declare -x A=1; export B=2; readonly C", C, { "declare -x A=1", "export B=2", "readonly C" } },
+	{ "unset 'a[$(id)]'", U, { "unset a[$(id)]" }, "array subscript evaluated by a builtin" },
+	{ "mapfile 'm[$(id)]'; getopts ab 'o[$(id)]'", U, { "mapfile m[$(id)]", "getopts ab o[$(id)]" }, "array subscript evaluated by a builtin" },
+	{ "let 'a[$(id)]=1'", U, { "let a[$(id)]=1" }, "arithmetic on a variable or a subscript (bash evaluates its value)" },
+	{ "let x=1", U, { "let x=1" }, "arithmetic on a variable or a subscript (bash evaluates its value)" },
+	{ "let 1+2", C, { "let 1+2" } },
+	{ "a['$(id)']=1 ls", U, { "a[$(id)]=1 ls" }, "array subscript in an assignment (bash evaluates it)" },
+	{ "a[i]=1", U, { "a[i]=1" } },
+	{ "a[0]=1; b=([1]=x)", U, { "a[0]=1", "b=([1]=x)" } },
+	{ "a[10]=1 b=(x y)", C, { "a[10]=1 b=(x y)" } },
+	{ "declare b=([k]=v)", U, { "declare b=([k]=v)" }, "array subscript evaluated by a builtin" },
+	{ "trap 'rm -rf /' EXIT; ls", U, { "trap rm -rf / EXIT", "ls" }, "trap runs its argument later" },
+	{ "trap", C, { "trap" } },
+	{ "alias ls='rm -rf /'\nls", U, { "alias ls=rm -rf /", "ls" }, "alias changes what later words run" },
+	{ "enable -f ./x.so ls", U, { "enable -f ./x.so ls" }, "enable changes what names run" },
+	{ "shopt -s extglob", U, { "shopt -s extglob" }, "shopt changes how later lines are read" },
+	{ "set -k; ls", U, { "set -k", "ls" }, "set -k makes later words assignments" },
+	{ "set -o keyword", U, { "set -o keyword" } },
+	{ "set -euo pipefail; ls", C, { "set -euo pipefail", "ls" } },
+	{ "command trap x INT", U, { "command trap x INT" } },
+	{ "coproc rm -rf /; ls", U, { "rm -rf /", "ls" }, "coproc" },
+	{ "coproc W { rm -rf /; }; ls", U, { "rm -rf /", "ls" }, "coproc" },
+	{ "coproc (ls) > x", U, { "ls", "> x" }, "coproc" },
+	{ "coproc", U, { NULL }, "coproc" },
+	/* extglob: kept in the word, unsupported, and what follows is still read */
+	{ "ls @(a|b) && rm -rf /", U, { "ls @(a|b)", "rm -rf /" }, "extglob pattern" },
+	{ "ls !(x) *(y) +(z) ?(w); id", U, { "ls !(x) *(y) +(z) ?(w)", "id" }, "extglob pattern" },
+	{ "case x in @(a|b)) ls;; esac", U, { "ls" }, "extglob pattern" },
+	{ "ls a@(b", U, { "ls" }, "extglob pattern" },
+	{ "! (ls)", C, { "ls" } },
+	/* nested backquotes: the inner text, one level of escapes removed, is parsed too */
+	{ "echo `a \\`b \\\\\\`c\\\\\\`\\``; d", U, { "echo `a \\`b \\\\\\`c\\\\\\`\\``", "a \\`b \\\\\\`c\\\\\\`\\`",
+	  "b \\`c\\`", "c", "d" }, "nested backquotes" },
+	{ "echo `echo \"\\`ls\\`\"`", U, { "echo `echo \"\\`ls\\`\"`", "echo \\`ls\\`", "ls" } },
+	{ "echo `a \\`b`", U, { "echo", "a" }, "nested backquotes" },
 	{ "cat <<< 'hi'", C, { "cat" } },
 	{ "cat <<<$x", S, { "cat" } },
 	{ "cat <<< $(id)", S, { "cat", "id" } },
@@ -354,7 +462,8 @@ static const struct {
 	{ "echo $((1+2", U, { "echo" }, "unterminated $((...)) arithmetic" },
 	{ "echo $((1+2)", U, { "echo", "1+2" }, "unterminated $(...) substitution" },
 	{ "echo $(ls; fi)", U, { "echo", "ls" }, "unexpected 'fi'" },
-	{ "`echo \\`ls\\``", U, { "echo" }, "nested backquotes" },
+	{ "`echo \\`ls\\``", U, { "`echo \\`ls\\``", "echo \\`ls\\`", "ls" }, "nested backquotes" },
+
 	{ "(ls", U, { "ls" }, "unterminated ( subshell" },
 	{ "{ ls", U, { "ls" }, "unterminated { group" },
 	{ "{ ls; ", U, { "ls" }, "unterminated { group" },
@@ -555,7 +664,7 @@ static void test_limits(void)
 	parse_one(repeat("", "{ ", 1000, ""), &r, U, 0);
 	parse_one(repeat("", "if a; then ", 1000, ""), &r, U, ZSP_SH_MAX_DEPTH);
 	/* (((...(ls)...))) is arithmetic to bash too; the scan is iterative */
-	parse_one(repeat(repeat("", "(", 1000, "ls"), ")", 1000, ""), &r, S, 0);
+	parse_one(repeat(repeat("", "(", 1000, "1"), ")", 1000, ""), &r, S, 0);
 
 	/* exactly at the limit nests fine */
 	s = repeat(repeat("", "( ", ZSP_SH_MAX_DEPTH, "ls"), " )", ZSP_SH_MAX_DEPTH, "");
@@ -563,16 +672,43 @@ static void test_limits(void)
 	s = repeat(repeat("", "( ", ZSP_SH_MAX_DEPTH + 1, "ls"), " )", ZSP_SH_MAX_DEPTH + 1, "");
 	parse_one(s, &r, U, 0);
 
-	/* size: 64 KiB parses, one byte more is refused up front */
+	/* size: 64 KiB parses; longer is unsupported and still split, up to 1 MiB */
 	s = repeat("echo ", "a", ZSP_SH_MAX_INPUT - 5, "");
 	CU_ASSERT_EQUAL(strlen(s), ZSP_SH_MAX_INPUT);
 	if (parse_one(s, &r, C, 1))
 		CU_ASSERT_EQUAL(strlen(r.cmds[0].text), ZSP_SH_MAX_INPUT);
-	parse_one(repeat("echo ", "a", ZSP_SH_MAX_INPUT - 4, ""), &r, U, 0);
+	parse_one(repeat("echo ", "a", ZSP_SH_MAX_INPUT - 4, ""), &r, U, 1);
 	CU_ASSERT_STRING_EQUAL(r.why, "command longer than 64 KiB");
-	s = repeat("", "ls; ", 70 << 8, "");
-	CU_ASSERT_EQUAL(strlen(s), 70u << 10);
+	s = repeat("", "ls; ", 70 << 8, "rm -rf /");
+	CU_ASSERT_EQUAL(strlen(s), (70u << 10) + 8);
+	if (parse_one(s, &r, U, (70 << 8) + 1))
+		CU_ASSERT_STRING_EQUAL(r.cmds[70 << 8].text, "rm -rf /");
+	parse_one(repeat("", "ls; ", (ZSP_SH_MAX_SPLIT >> 2) + 1, ""), &r, U, 0);
+	CU_ASSERT_STRING_EQUAL(r.why, "command longer than 1 MiB");
+
+	/* a NUL: what execve passes on (the text before it) is split, and the input unsupported */
+	{
+		static const char nul[] = "ls; rm x\0; rm -rf /";
+
+		CU_ASSERT_EQUAL(zsp_sh_parse_n(arena, nul, sizeof nul - 1, &r), 0);
+		CU_ASSERT_EQUAL(r.finding, U);
+		CU_ASSERT_STRING_EQUAL(r.why, "NUL byte in the command");
+		CU_ASSERT_EQUAL(r.where, 8);
+		CU_ASSERT_EQUAL(r.ncmds, 2);
+		CU_ASSERT_EQUAL(zsp_sh_parse_n(arena, nul, 8, &r), 0);
+		CU_ASSERT_EQUAL(r.finding, C);
+	}
+
+	/* the budget: arithmetic nested 30 deep, each level probed to its end, is refused */
+	s = repeat(repeat(repeat("", "$(( (", 30, ""), "1", 20000, ""), ") ))", 30, "");
 	parse_one(s, &r, U, 0);
+	CU_ASSERT_STRING_EQUAL(r.why, "budget");
+	s = repeat(repeat(repeat("", "$(( (", 3, ""), "1", 20000, ""), ") ))", 3, "");
+	parse_one(s, &r, S, 1);
+
+	/* many nested backquotes: each costs its own length */
+	s = repeat("echo `", "a \\`b\\` ", 6000, "`");
+	parse_one(s, &r, U, 6002);
 
 	/* many commands and many words stay linear */
 	s = repeat("", "a $(b) `c` | ", 4000, "d");
