@@ -248,11 +248,17 @@ static void check(const zsp_ir_policy *p, bool supervised, zsp_diag *d)
 					 "on Linux, mode full cannot refuse single hosts: `%s` stays reachable", h->host);
 	}
 	/* what zspc emits runs without zsp-run's connect supervisor (runtime/supervise.c) */
+	bool named = false;
 	for (size_t i = 0; i < p->nunix && !supervised; i++)
-		if (p->unix_socks[i].decision == ZSP_ALLOW)
+		if (p->unix_socks[i].decision == ZSP_ALLOW) {
+			named = true;
 			zsp_diag_warning(d, ZSP_W_UNENFORCED, p->unix_socks[i].loc,
 					 "on Linux, only zsp-run's connect supervisor keeps unix sockets to `%s`: the emitted sandbox run by hand reaches every socket file it can see",
 					 p->unix_socks[i].path);
+		}
+	if (!supervised && !named && p->net_mode == ZSP_NET_FULL)
+		zsp_diag_warning(d, ZSP_W_UNENFORCED, p->net_mode_loc.src ? p->net_mode_loc : p->loc,
+				 "on Linux, only zsp-run's connect supervisor keeps unix sockets closed in mode full: the emitted sandbox run by hand reaches every socket file it can see (the session bus, docker.sock)");
 }
 
 void zsp_linux_check(const zsp_ir_policy *p, zsp_diag *d)

@@ -140,6 +140,7 @@ typedef struct zsp_ir_policy {
 	zsp_ir_fs_rule *fs;    /* path order: each path right before its descendants */
 	size_t nfs;
 	int net_mode;          /* enum zsp_net_mode */
+	zsp_loc net_mode_loc;  /* where the mode was set (a base's, or none: the default) */
 	zsp_ir_host *hosts;
 	size_t nhosts;
 	zsp_ir_unix *unix_socks;

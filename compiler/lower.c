@@ -1166,6 +1166,7 @@ static bool finish_policy(zsp_cc *cc, struct policy_state *ps, zsp_ir_policy *ou
 	zsp_fs_normalize(cc, out, fs, nfs);
 
 	out->net_mode = r->net_mode;
+	out->net_mode_loc = r->net_mode_loc;
 	out->hosts = r->hosts;
 	out->nhosts = r->nhosts;
 	out->unix_socks = zsp_arena_calloc(cc->a, r->nunix + 1, sizeof(zsp_ir_unix));
