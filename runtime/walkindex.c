@@ -198,6 +198,7 @@ typedef struct provider {
 	zsp_walk_index ix;
 	char *dir;                  /* state_dir/walk */
 	FILE *notes;
+	bool readonly;              /* indexes are read, never written */
 } provider;
 
 typedef struct walk {
@@ -232,6 +233,9 @@ static void note(const provider *pv, const char *name, const char *what, const c
 static bool own_dir(provider *pv, const char *name)
 {
 	struct stat st;
+	if (pv->readonly)   /* nothing made: no directory, no index to read */
+		return lstat(pv->dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		       !(st.st_mode & 022);
 	*strrchr(pv->dir, '/') = 0;
 	int made = mkdir(pv->dir, 0700);
 	*strrchr(pv->dir, 0) = '/';
@@ -418,7 +422,10 @@ static void wi_close(void *h, bool complete)
 	if (complete && !w->oom && same && pv->notes)
 		fprintf(pv->notes, "zsp-run: note: %s %s: %zu of %zu directories unchanged, not read again "
 			"(the index stays as it was)\n", w->name, w->path, w->dirs, w->dirs);
-	if (complete && !w->oom && !same) {
+	if (complete && !w->oom && !same && pv->readonly && pv->notes)
+		fprintf(pv->notes, "zsp-run: note: %s %s: %zu of %zu directories unchanged, not read again "
+			"(--print: the index is not written)\n", w->name, w->path, w->reused, w->dirs);
+	if (complete && !w->oom && !same && !pv->readonly) {
 		unsigned char head[ZSP_WALKINDEX_HEADER];
 		zsp_walkindex_seal(head, w->scope, (uint32_t)geteuid(), (int64_t)w->start.tv_sec, w->out, w->len);
 		char tmp[sizeof(w->path) + 16];
@@ -455,6 +462,14 @@ zsp_walk_index *zsp_walkindex_new(const char *state_dir, FILE *notes)
 	pv->notes = notes;
 	pv->ix = (zsp_walk_index){ pv, wi_open, wi_lookup, wi_record, wi_close };
 	return &pv->ix;
+}
+
+zsp_walk_index *zsp_walkindex_new_readonly(const char *state_dir, FILE *notes)
+{
+	zsp_walk_index *ix = zsp_walkindex_new(state_dir, notes);
+	if (ix)
+		((provider *)ix->ctx)->readonly = true;
+	return ix;
 }
 
 void zsp_walkindex_free(zsp_walk_index *ix)

@@ -53,6 +53,9 @@ void zsp_walkindex_seal(unsigned char head[ZSP_WALKINDEX_HEADER], const unsigned
  * gets a line when an index is not used or cannot be written (zsp-run -v). NULL on
  * out-of-memory. */
 zsp_walk_index *zsp_walkindex_new(const char *state_dir, FILE *notes);
+/* The same provider, reading indexes and never writing one (zsp-run --print: printing the plan
+ * leaves zsp's state as it was). */
+zsp_walk_index *zsp_walkindex_new_readonly(const char *state_dir, FILE *notes);
 void zsp_walkindex_free(zsp_walk_index *ix);
 
 #endif

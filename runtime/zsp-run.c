@@ -698,7 +698,9 @@ static int run(struct run_opts *o, char *const *cmd)
 	};
 	/* the walk's index between runs: zsp's state, hidden from the sandbox like the rest */
 	char *ix_state = zsp_state_dir(o->state_dir);
-	zsp_walk_index *ix = ix_state ? zsp_walkindex_new(ix_state, o->verbose ? stderr : NULL) : NULL;
+	FILE *notes = o->verbose ? stderr : NULL;
+	zsp_walk_index *ix = !ix_state ? NULL
+			     : o->print ? zsp_walkindex_new_readonly(ix_state, notes) : zsp_walkindex_new(ix_state, notes);
 	free(ix_state);
 	lo.walk_index = ix;
 	char why_no_layers[PATH_MAX + 128] = "";

@@ -117,6 +117,8 @@ for who in $(identities); do
 		bad "--print without the index failed: $(head -3 "$tmp/err")"
 	[ -s "$tmp/warm" ] && cmp -s "$tmp/warm" "$tmp/cold" && ok ||
 		bad "the plan differs with the index and without it: $(diff "$tmp/warm" "$tmp/cold" | head -5)"
+	# ... and printing the plan leaves zsp's state as it was: no index written
+	[ -z "$(ls -A "$index" 2>/dev/null)" ] && ok || bad "--print wrote an index: $(ls -A "$index")"
 
 	# -- the sandbox can neither read nor write the index
 	sleep 3
