@@ -48,6 +48,10 @@ world() {
 	hgit "$ws" add -A && hgit "$ws" commit -q -m initial
 	cp -R "$ws/.git" "$evil" &&
 		git config -f "$evil/config" core.fsmonitor "sh -c 'touch $M'"
+	# the fixture itself, checked: a gitdir without its hook would make both the control and
+	# the check below it fail for a reason that is not zsp's
+	[ "$(git config -f "$evil/config" core.fsmonitor 2>/dev/null)" = "sh -c 'touch $M'" ] && ok ||
+		bad "fixture: $evil/config has no core.fsmonitor: $(ls -la "$evil" 2>&1 | head -3)"
 	for d in old/a/b/c/d old/e old/n fill/1 fill/2 fill/3; do
 		mkdir -p "$ws/$d" && (cd "$ws/$d" && seq 1 20 | xargs touch)
 	done
@@ -65,7 +69,7 @@ for who in $(identities); do
 	(cd "$ws" && as "$who" env GIT_CONFIG_GLOBAL="$hostcfg" GIT_CONFIG_NOSYSTEM=1 sh -c "$plants") \
 		>/dev/null 2>&1
 	hgit "$ws/old/a/b/c/d" status
-	[ -e "$M" ] && ok || bad "(control) git status below the planted .git pointer did not run its fsmonitor"
+	[ -e "$M" ] && ok || bad "(control) git status below the planted .git pointer did not run its fsmonitor: $(cat "$ws/old/a/b/c/d/.git" 2>&1); $(hgit "$ws/old/a/b/c/d" config core.fsmonitor 2>&1)"
 	rm -f "$M"
 	hgit "$ws/old/n/sub" status
 	[ -e "$M" ] && ok || bad "(control) git status in the planted nested repository did not run its fsmonitor"
