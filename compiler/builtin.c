@@ -1415,7 +1415,6 @@ static int collect_word(bctx *c, const char *word, void *arg)
 {
 	struct words { const char **v; size_t n, cap; } *ws = arg;
 
-	(void)c;
 	if (ws->n + 1 >= ws->cap) {
 		const char **nv = zsp_arena_grow(c->a, ws->v, ws->n, &ws->cap, sizeof *nv);
 
