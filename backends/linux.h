@@ -80,6 +80,9 @@ typedef struct zsp_linux_opts {
 	bool runner_masks;        /* with exec_step: denied files are not bwrap's to mask but the
 				   * runner's (zsp_bwrap_plan.masks; doc/linux.md "Masks") */
 	const zsp_walk_index *walk_index; /* NULL: none */
+	bool opens_decided;       /* zsp-run --strict: the supervisor judges every open against the
+				   * glob rules (runtime/opens.h), so a glob holds also where the
+				   * launch's mounts cannot: no -Wunenforced for those */
 	const char *sandbox_dir;  /* the state of this policy and workspace, canonical: its caches
 				   * and its private /tmp (runtime/sandbox.h); NULL: none, and a
 				   * policy that needs them cannot be lowered */
@@ -161,10 +164,13 @@ int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out
  * supervisor decides what their connect() reaches (doc/linux.md "Sockets"). */
 bool zsp_linux_mediates_unix(const zsp_ir_policy *p);
 
-/* The second filter of a mediated run, installed by zsp-exec with a listener: connect() goes to
- * the supervisor (SCMP_ACT_NOTIFY), everything else is allowed (the main filter decides it);
- * another ABI kills the process. *out is malloc'd BPF. 0, or -errno. */
-int zsp_seccomp_notify_export(char **out, size_t *len);
+/* The second filter of a supervised run, installed by zsp-exec with a listener: with connects,
+ * connect() goes to the supervisor (SCMP_ACT_NOTIFY); with opens (zsp-run --strict), open,
+ * openat, creat, truncate, rename, renameat, renameat2, link and linkat do (runtime/opens.h),
+ * and openat2, whose flags lie behind a pointer, fails with ENOSYS (libc and most programs then
+ * use openat). Everything else is allowed (the main filter decides it); another ABI kills the
+ * process. *out is malloc'd BPF. 0, or -errno. */
+int zsp_seccomp_notify_export(bool connects, bool opens, char **out, size_t *len);
 
 /* The number of BPF instructions of the filter, in *count. Returns zsp_seccomp_export's status
  * (*count is set only on ZSP_OK). */

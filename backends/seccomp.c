@@ -207,16 +207,26 @@ int zsp_seccomp_export(const zsp_ir_policy *p, bool pfc, zsp_diag *d, char **out
 	return ZSP_OK;
 }
 
-int zsp_seccomp_notify_export(char **out, size_t *len)
+int zsp_seccomp_notify_export(bool connects, bool opens, char **out, size_t *len)
 {
+	static const char *const path_calls[] = {
+		"open", "openat", "creat", "truncate", "rename", "renameat", "renameat2", "link", "linkat",
+	};
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
 	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
-	if (rc == 0)
+	if (rc == 0 && connects)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	for (size_t i = 0; rc == 0 && opens && i < sizeof(path_calls) / sizeof(path_calls[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(path_calls[i]);
+		/* a call this architecture lacks (open on arm64) needs no rule */
+		rc = nr < 0 ? 0 : seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+	}
+	if (rc == 0 && opens && seccomp_syscall_resolve_name("openat2") >= 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), seccomp_syscall_resolve_name("openat2"), 0);
 	if (rc == 0)
 		rc = export_to(ctx, false, out, len);
 	seccomp_release(ctx);

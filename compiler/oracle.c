@@ -379,7 +379,7 @@ static bool fs_info_init(zsp_oracle *o)
 	return true;
 }
 
-static const zsp_ir_fs_rule *fs_rule_for(zsp_oracle *o, const char *path, size_t *index)
+static const zsp_ir_fs_rule *fs_rule_for(const zsp_oracle *o, const char *path, size_t *index)
 {
 	const zsp_ir_policy *p = o->p;
 	const zsp_ir_fs_rule *best = NULL;
@@ -415,6 +415,12 @@ static const zsp_ir_fs_rule *fs_rule_for(zsp_oracle *o, const char *path, size_t
 	if (scratch != stack_scratch)
 		free(scratch);
 	return best;
+}
+
+const zsp_ir_fs_rule *zsp_oracle_fs_rule(const zsp_oracle *o, const char *path)
+{
+	size_t index;
+	return fs_rule_for(o, path, &index);
 }
 
 static bool access_allows(zsp_access have, const char *want)

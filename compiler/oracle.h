@@ -47,6 +47,12 @@ void zsp_oracle_free(zsp_oracle *o);
 int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bool explain,
 		      zsp_verdict *v);
 
+/* The fs rule deciding the concrete absolute path (the most specific one covering it, ties going
+ * deny > write > read, as read_file and edit_file are decided), or NULL when none covers it.
+ * Reads only what zsp_oracle_new prepared: unlike zsp_oracle_decide it may be called from
+ * several threads at once (zsp-run --strict's supervisor does: runtime/opens.c). */
+const zsp_ir_fs_rule *zsp_oracle_fs_rule(const zsp_oracle *o, const char *path);
+
 /* Coverage: how many decisions each rule took part in. Rules are numbered fs rules first,
  * then host rules, then tool rules in IR order; *n receives the count. */
 const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n);

@@ -104,6 +104,7 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 	l->home = opts->home;
 	l->exec_step = opts->exec_step;
 	l->walk_index = opts->walk_index;
+	l->opens_decided = opts->opens_decided;
 	zsp_linux_opts o = *opts;
 	o.seccomp = true;
 	zsp_linux_check_supervised(p, d);
@@ -364,10 +365,11 @@ fail:
 }
 
 /* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds [--ctty]
- * [--masks-sock 11] [--notify-filter-fd 9 --notify-sock-fd 10] --] CMD...: NULL-terminated,
- * malloc'd. --ctty with a pty: the exec step makes it the controlling terminal; --masks-sock
- * with the plan's masks (runtime/mask.h); the notify options with the connect supervisor. */
-static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks, bool notify)
+ * [--masks-sock 11] [--notify-filter-fd 9 --notify-sock-fd 10 [--notify-killable]] --] CMD...:
+ * NULL-terminated, malloc'd. --ctty with a pty: the exec step makes it the controlling
+ * terminal; --masks-sock with the plan's masks (runtime/mask.h); the notify options with the
+ * supervisor, --notify-killable when it performs the path calls (doc/linux.md "Strict"). */
+static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks, bool notify, bool killable)
 {
 	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 }, fr[] = { '0' + FD_READY, 0 };
 	static char fnf[] = { '0' + FD_NOTIFY_FILTER, 0 }, fns[] = "10", fm[] = "11";
@@ -378,7 +380,8 @@ static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks
 	_Static_assert(FD_NOTIFY_SOCK == 10 && FD_MASKS == 11, "fns, fm");
 	size_t nh = sizeof(head) / sizeof(head[0]), nstep = sizeof(step) / sizeof(step[0]);
 	size_t nn = sizeof(notify_opts) / sizeof(notify_opts[0]), nm = sizeof(mask_opts) / sizeof(mask_opts[0]);
-	size_t ns = !exec_step ? 0 : nstep + (ctty ? 1 : 0) + (masks ? nm : 0) + (notify ? nn : 0) + 1;
+	size_t ns = !exec_step ? 0 : nstep + (ctty ? 1 : 0) + (masks ? nm : 0) + (notify ? nn : 0) +
+				     (notify && killable ? 1 : 0) + 1;
 	size_t n = 0;
 	while (cmd[n])
 		n++;
@@ -399,6 +402,8 @@ static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks
 		if (notify) {
 			memcpy(argv + k, notify_opts, sizeof(notify_opts));
 			k += nn;
+			if (killable)
+				argv[k++] = "--notify-killable";
 		}
 		argv[k++] = "--";
 	}
@@ -419,7 +424,7 @@ static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], const int *st
 	sigfillset(&all);
 	spawn c = { .l = l, .fds = fds, .state = state, .nstate = nstate, .pty = pty,
 		    .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
-	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0, fds[8] >= 0, fds[6] >= 0);
+	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0, fds[8] >= 0, fds[6] >= 0, l->opens_decided);
 	if (!argv) {
 		*why = "cannot start bwrap: out of memory";
 		return -1;
@@ -706,15 +711,18 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		*why = msg;
 		goto out;
 	}
-	/* unix sockets reach only the allowed paths: the exec step installs the connect() filter
-	 * and hands its listener to the supervisor (runtime/supervise.h) */
-	if (zsp_linux_mediates_unix(l->p)) {
+	/* unix sockets reach only the allowed paths, and with --strict opens only what the globs
+	 * allow: the exec step installs the supervisor's filter and hands its listener over
+	 * (runtime/supervise.h) */
+	zsp_supervise_opts so = { .connects = zsp_linux_mediates_unix(l->p), .opens = l->opens_decided,
+				  .workspace = l->workspace, .home = l->home };
+	if (so.connects || so.opens) {
 		size_t flen;
 		if (!l->exec_step) {
-			*why = "the connect supervisor needs zsp's exec step";
+			*why = "the supervisor needs zsp's exec step";
 			goto out;
 		}
-		if (zsp_supervise_new(l->p, &sup, msg, sizeof(msg)) != ZSP_OK) {
+		if (zsp_supervise_new(l->p, &so, &sup, msg, sizeof(msg)) != ZSP_OK) {
 			*why = msg;
 			goto out;
 		}
@@ -723,7 +731,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, notify_pair) == 0)
 			fds[7] = notify_pair[1];
 		if (fds[6] < 0 || fds[7] < 0) {
-			snprintf(msg, sizeof(msg), "cannot prepare the connect supervisor: %s", strerror(errno));
+			snprintf(msg, sizeof(msg), "cannot prepare the supervisor: %s", strerror(errno));
 			*why = msg;
 			goto out;
 		}
@@ -766,7 +774,7 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 			zsp_supervisor *s = sup;
 			sup = NULL;
 			if (zsp_supervise_start(s, notify_pair[0], msg, sizeof(msg)) != ZSP_OK)
-				zsp_warn("zsp-run: %s; the sandbox's connect() calls fail (ENOSYS)", msg);
+				zsp_warn("zsp-run: %s; the sandbox's calls it decides fail (ENOSYS)", msg);
 			notify_pair[0] = -1;
 		}
 		int st;

@@ -32,6 +32,8 @@ typedef struct zsp_launch {
 				    * there, and trimmed after the run), or NULL */
 	const zsp_walk_index *walk_index; /* zsp_linux_opts.walk_index: the check after the run
 				    * keeps its own indexes with it (NULL: none) */
+	bool opens_decided;        /* zsp_linux_opts.opens_decided: the supervisor takes the path
+				    * calls (runtime/opens.h) */
 } zsp_launch;
 
 /* Lowers p for a run with the options o (its seccomp is always on). Diagnostics go to d. Returns

@@ -5,8 +5,9 @@
  * address again from memory the sandbox can change after the check. A unix path is resolved
  * inside the sandbox's root (openat2 RESOLVE_IN_ROOT under /proc/PID/root), the socket found must
  * be one the policy allows (device and inode, stat'd on the host at launch), and the connect goes
- * to that very inode through /proc/self/fd/N. One dispatcher per system call: open() could be
- * added beside connect(). */
+ * to that very inode through /proc/self/fd/N. One dispatcher per system call: with --strict the
+ * path calls go to runtime/opens.c, answered on the receiving thread (a FIFO's open, which may
+ * wait for its peer, on a thread of its own, as every connect is). */
 #include "config.h"
 
 #include <errno.h>
@@ -29,7 +30,9 @@
 #include <unistd.h>
 
 #include "backends/linux.h"
+#include "runtime/caller.h"
 #include "runtime/cli.h"
+#include "runtime/opens.h"
 #include "runtime/supervise.h"
 
 /* Connects waiting for a peer each hold a thread; past this many the next waits in line (a
@@ -45,6 +48,9 @@ struct zsp_supervisor {
 	char *bpf;                /* the filter zsp-exec installs (malloc'd) */
 	size_t bpflen;
 	bool full;                /* mode full: abstract names are the host's */
+	bool connects;            /* connect() comes here */
+	zsp_opens *opens;         /* --strict: the path calls come here (runtime/opens.h); NULL */
+	bool broken;              /* the receiving thread could not be made fit for them */
 	allowed_sock *allowed;
 	size_t nallowed;
 	int sock;                 /* zsp-exec sends the listener there */
@@ -64,7 +70,8 @@ static bool denied_too(const zsp_ir_policy *p, const char *path)
 	return false;
 }
 
-int zsp_supervise_new(const zsp_ir_policy *p, zsp_supervisor **out, char *msg, size_t len)
+int zsp_supervise_new(const zsp_ir_policy *p, const zsp_supervise_opts *o, zsp_supervisor **out, char *msg,
+		      size_t len)
 {
 	zsp_supervisor *s = calloc(1, sizeof(*s));
 	if (!s || !(s->allowed = calloc(p->nunix + 1, sizeof(allowed_sock)))) {
@@ -74,8 +81,14 @@ int zsp_supervise_new(const zsp_ir_policy *p, zsp_supervisor **out, char *msg, s
 	}
 	s->listener = s->sock = -1;
 	s->full = p->net_mode == ZSP_NET_FULL;
+	s->connects = o->connects;
 	pthread_mutex_init(&s->lock, NULL);
-	for (size_t i = 0; i < p->nunix; i++) {
+	if (o->opens && !(s->opens = zsp_opens_new(p, o->workspace, o->home))) {
+		snprintf(msg, len, "out of memory");
+		zsp_supervise_free(s);
+		return ZSP_EINTERNAL;
+	}
+	for (size_t i = 0; i < p->nunix && o->connects; i++) {
 		const zsp_ir_unix *u = &p->unix_socks[i];
 		struct stat st;
 		if (u->decision != ZSP_ALLOW || denied_too(p, u->path))
@@ -87,9 +100,9 @@ int zsp_supervise_new(const zsp_ir_policy *p, zsp_supervisor **out, char *msg, s
 		}
 		s->allowed[s->nallowed++] = (allowed_sock){ st.st_dev, st.st_ino };
 	}
-	int rc = zsp_seccomp_notify_export(&s->bpf, &s->bpflen);
+	int rc = zsp_seccomp_notify_export(o->connects, o->opens, &s->bpf, &s->bpflen);
 	if (rc != 0) {
-		snprintf(msg, len, "cannot build the connect() filter: %s", strerror(-rc));
+		snprintf(msg, len, "cannot build the supervisor's filter: %s", strerror(-rc));
 		zsp_supervise_free(s);
 		return ZSP_EIO;
 	}
@@ -112,6 +125,7 @@ void zsp_supervise_free(zsp_supervisor *s)
 	if (s->sock >= 0)
 		close(s->sock);
 	pthread_mutex_destroy(&s->lock);
+	zsp_opens_free(s->opens);
 	free(s->allowed);
 	free(s->bpf);
 	free(s);
@@ -134,7 +148,7 @@ static int failed(zsp_supervisor *s, const char *what, int err)
 	s->warned = true;
 	pthread_mutex_unlock(&s->lock);
 	if (first)
-		zsp_warn("zsp-run: the connect supervisor %s: %s; the sandbox's connect() is refused (EACCES)",
+		zsp_warn("zsp-run: the supervisor %s: %s; the sandbox's calls it decides are refused (EACCES)",
 			 what, strerror(err));
 	return EACCES;
 }
@@ -155,25 +169,6 @@ static int connect_errno(int sock, const void *addr, socklen_t len)
 	return rc == 0 ? 0 : errno;
 }
 
-/* The caller is still blocked in the call the notification is about: its pid still names it. */
-static bool still_valid(const zsp_supervisor *s, uint64_t id)
-{
-	return ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
-/* The caller's working directory as the sandbox sees it: /proc/PID/cwd read from outside names
- * it from the top of the sandbox's own mount tree, its root. false when it is gone or too long. */
-static bool sandbox_cwd(pid_t pid, char *buf, size_t size)
-{
-	char link[64];
-	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
-	ssize_t n = readlink(link, buf, size - 1);
-	if (n <= 0 || (size_t)n >= size - 1 || buf[0] != '/')
-		return false;
-	buf[n] = 0;
-	return strstr(buf, " (deleted)") == NULL;
-}
-
 /* A pathname: resolved inside the sandbox's root (a relative one from the caller's working
  * directory), then connected by the inode found, if allowed. The sandbox may rename directories
  * meanwhile: then another file of its own view is found, and checked the same way. */
@@ -182,7 +177,7 @@ static int connect_path(zsp_supervisor *s, const struct seccomp_notif *req, int 
 	char base[64], full[PATH_MAX];
 	snprintf(base, sizeof(base), "/proc/%u/root", (unsigned)req->pid);
 	if (path[0] != '/') {
-		if (!sandbox_cwd((pid_t)req->pid, full, sizeof(full) - sizeof(((struct sockaddr_un *)0)->sun_path) - 2))
+		if (!zsp_caller_cwd((pid_t)req->pid, full, sizeof(full) - sizeof(((struct sockaddr_un *)0)->sun_path) - 2))
 			return ENOENT;
 		strcat(full, "/");
 		strcat(full, path);
@@ -191,7 +186,7 @@ static int connect_path(zsp_supervisor *s, const struct seccomp_notif *req, int 
 	int dir = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return errno == ENOENT ? ENOENT : failed(s, "cannot open the sandbox's root", errno);
-	if (!still_valid(s, req->id)) {
+	if (!zsp_caller_valid(s->listener, req->id)) {
 		close(dir);
 		return ENOENT;
 	}
@@ -233,36 +228,6 @@ static int connect_unix(zsp_supervisor *s, const struct seccomp_notif *req, int 
 	return connect_path(s, req, sock, path);
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
-/* A pidfd of the calling thread (any thread of a process may call connect): PIDFD_THREAD from
- * Linux 6.9; before it, of its thread group's leader, whose descriptor table the thread shares
- * unless it unshared it (then the descriptor taken is the leader's: a socket of the sandbox's
- * own, connected to where the policy allows, never further). -1 with errno set. */
-static int open_thread(pid_t tid)
-{
-	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	if (fd >= 0 || errno != EINVAL)
-		return fd;
-	char file[64], line[128];
-	snprintf(file, sizeof(file), "/proc/%d/status", (int)tid);
-	FILE *f = fopen(file, "re");
-	if (!f)
-		return -1;
-	long tgid = -1;
-	while (tgid < 0 && fgets(line, sizeof(line), f))
-		if (strncmp(line, "Tgid:", 5) == 0)
-			tgid = strtol(line + 5, NULL, 10);
-	fclose(f);
-	if (tgid <= 0) {
-		errno = ESRCH;
-		return -1;
-	}
-	return (int)syscall(SYS_pidfd_open, (pid_t)tgid, 0);
-}
-
 /* connect(fd, addr, len): the errno to answer with, 0 for success. */
 static int on_connect(zsp_supervisor *s, const struct seccomp_notif *req)
 {
@@ -279,10 +244,10 @@ static int on_connect(zsp_supervisor *s, const struct seccomp_notif *req)
 		if (r != ilen)
 			return r < 0 && errno == ESRCH ? ENOENT : EFAULT;
 	}
-	int pidfd = open_thread((pid_t)req->pid);
+	int pidfd = zsp_caller_pidfd((pid_t)req->pid);
 	if (pidfd < 0)
 		return errno == ESRCH ? ENOENT : failed(s, "cannot open the caller (pidfd_open)", errno);
-	if (!still_valid(s, req->id)) {
+	if (!zsp_caller_valid(s->listener, req->id)) {
 		close(pidfd);
 		return ENOENT;
 	}
@@ -310,15 +275,30 @@ typedef struct job {
 	struct seccomp_notif_resp *resp;
 } job;
 
-static void answer(job *j)
+/* Answers j; false when it was not, as it may block and belongs on a thread of its own. */
+static bool answer(job *j, bool may_block)
 {
+	zsp_supervisor *s = j->s;
 	const struct seccomp_notif *req = j->req;
-	int err = req->data.nr == SYS_connect ? on_connect(j->s, req) : ENOSYS;
-	memset(j->resp, 0, j->s->sizes_resp);
+	long long val = 0;
+	int err;
+	if (req->data.nr == SYS_connect && s->connects)
+		err = on_connect(s, req);
+	else if (s->opens && zsp_opens_takes(req->data.nr))
+		err = s->broken ? EACCES : zsp_opens_answer(s->opens, s->listener, req, may_block, &val);
+	else
+		err = ENOSYS;
+	if (err == ZSP_OPENS_BLOCKS)
+		return false;
+	if (err == ZSP_OPENS_SENT)
+		return true;
+	memset(j->resp, 0, s->sizes_resp);
 	j->resp->id = req->id;
 	j->resp->error = -err;
+	j->resp->val = err ? 0 : val;
 	/* ENOENT: the caller is gone (a signal); nothing to answer */
-	ioctl(j->s->listener, SECCOMP_IOCTL_NOTIF_SEND, j->resp);
+	ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, j->resp);
+	return true;
 }
 
 static void job_free(job *j)
@@ -332,7 +312,7 @@ static void *handler_main(void *arg)
 {
 	job *j = arg;
 	zsp_supervisor *s = j->s;
-	answer(j);
+	answer(j, true);
 	job_free(j);
 	pthread_mutex_lock(&s->lock);
 	s->pending--;
@@ -341,8 +321,8 @@ static void *handler_main(void *arg)
 	return NULL;
 }
 
-/* A connect answered on a thread of its own, so one that waits for its peer holds up no other;
- * inline when that many are pending or no thread can be made. */
+/* A connect (or a FIFO's open) answered on a thread of its own, so one that waits for its peer
+ * holds up no other; inline when that many are pending or no thread can be made. */
 static void dispatch(zsp_supervisor *s, job *j)
 {
 	pthread_mutex_lock(&s->lock);
@@ -367,7 +347,7 @@ static void dispatch(zsp_supervisor *s, job *j)
 		s->refs--;
 		pthread_mutex_unlock(&s->lock);
 	}
-	answer(j);
+	answer(j, true);
 	job_free(j);
 }
 
@@ -405,6 +385,11 @@ static void *receiver_main(void *arg)
 									   : sizeof(struct seccomp_notif);
 	s->sizes_resp = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
 				? sizes.seccomp_notif_resp : sizeof(struct seccomp_notif_resp);
+	int setup = s->opens ? zsp_opens_thread_setup() : 0;
+	if (setup) {
+		s->broken = true;
+		failed(s, "cannot set up its thread for the sandbox's opens", setup);
+	}
 	for (;;) {
 		job *j = calloc(1, sizeof(*j));
 		if (j) {
@@ -427,6 +412,12 @@ static void *receiver_main(void *arg)
 			if (err != ENOENT)  /* ENOENT: the filter's last process is gone */
 				failed(s, "cannot receive", err);
 			break;
+		}
+		/* the path calls inline: most are over in microseconds, and a thread each would cost
+		 * more than the call */
+		if (s->opens && zsp_opens_takes(j->req->data.nr) && answer(j, false)) {
+			job_free(j);
+			continue;
 		}
 		dispatch(s, j);
 	}

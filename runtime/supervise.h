@@ -1,19 +1,28 @@
-/* supervise.h: the connect supervisor of zsp-run: a thread that takes the sandbox's connect()
- * calls through seccomp user notification and performs each one itself, to an allowed unix
- * socket only (doc/linux.md "Sockets"). Linux only; zsp-run's, not libzsp's. */
+/* supervise.h: the supervisor of zsp-run: a thread that takes the sandbox's connect() calls
+ * through seccomp user notification and performs each one itself, to an allowed unix socket only
+ * (doc/linux.md "Sockets"); with --strict, its path calls too (runtime/opens.h). Linux only;
+ * zsp-run's, not libzsp's. */
 #ifndef ZSP_SUPERVISE_H
 #define ZSP_SUPERVISE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "compiler/ir.h"
 
 typedef struct zsp_supervisor zsp_supervisor;
 
+typedef struct zsp_supervise_opts {
+	bool connects;            /* connect() (zsp_linux_mediates_unix) */
+	bool opens;               /* the path calls (zsp-run --strict) */
+	const char *workspace, *home;  /* as the oracle takes them, for the path calls */
+} zsp_supervise_opts;
+
 /* The supervisor of one run of p: the allowed unix sockets stat'd now, on the host (an allowed
  * path that is no socket now stays unreachable for this run: said on stderr), and the filter
  * zsp-exec installs. ZSP_OK, or ZSP_EINTERNAL / ZSP_EIO with the reason in msg. */
-int zsp_supervise_new(const zsp_ir_policy *p, zsp_supervisor **out, char *msg, size_t len);
+int zsp_supervise_new(const zsp_ir_policy *p, const zsp_supervise_opts *o, zsp_supervisor **out, char *msg,
+		      size_t len);
 
 /* The BPF program of the connect() filter (runtime/zsp-exec.c installs it). */
 const void *zsp_supervise_filter(const zsp_supervisor *s, size_t *len);

@@ -5,7 +5,7 @@
  * linked statically: it runs in sandboxes that may show no libraries at all.
  *
  * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M]
- *                 [--notify-filter-fd F --notify-sock-fd S] -- COMMAND [ARG]...
+ *                 [--notify-filter-fd F --notify-sock-fd S [--notify-killable]] -- COMMAND [ARG]...
  *   --ready-fd N  write one byte to descriptor N before the exec, then close it: the command's
  *                 status is then the command's, not the sandbox's setup failing (zsp-run)
  *   --close-fds   every descriptor above 2 closes at the exec (zsp-run hands nothing else in:
@@ -21,8 +21,11 @@
  *   --notify-filter-fd F --notify-sock-fd S
  *                 install the BPF program read from F as a seccomp filter with a listener
  *                 (SECCOMP_FILTER_FLAG_NEW_LISTENER), send the listener over the unix socket S
- *                 to zsp-run's connect supervisor (runtime/supervise.c), close all three: the
+ *                 to zsp-run's supervisor (runtime/supervise.c), close all three: the
  *                 command and its children never hold the listener
+ *   --notify-killable
+ *                 with it, a call the supervisor has taken waits for its answer until a fatal
+ *                 signal only (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, where the kernel has it)
  * exit: the command's; 127 or 126 when it cannot be run; 125 on a usage error, when the masks
  * are not made, or when the ready byte cannot be written or the filter cannot be installed and
  * handed over (then the command does not run). */
@@ -278,7 +281,7 @@ static void await_masks(int sock)
 /* The connect() filter with its listener, which goes to zsp-run over sock (SCM_RIGHTS); every
  * failure ends the run before the command: without the supervisor the filter would leave
  * connect() to whatever it names. */
-static void install_notify(int filter, int sock)
+static void install_notify(int filter, int sock, bool killable)
 {
 	static struct sock_filter prog[BPF_MAXINSNS];
 	struct stat st;
@@ -286,7 +289,15 @@ static void install_notify(int filter, int sock)
 	    st.st_size > (off_t)sizeof(prog) || pread(filter, prog, (size_t)st.st_size, 0) != st.st_size)
 		fail(NULL, "zsp-exec: cannot read the connect() filter, so the command does not run", EXIT_SETUP);
 	struct sock_fprog fp = { .len = (unsigned short)(st.st_size / (off_t)sizeof(prog[0])), .filter = prog };
-	long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+	/* killable: once the supervisor has a call, only a fatal signal ends the wait, so a call it
+	 * performed (a file it created) is never repeated by a restart that finds it done; the
+	 * flag is Linux 5.19's, and without it a signal in that window is the only cost */
+	long listener = -1;
+	if (killable)
+		listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				   SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &fp);
+	if (listener < 0)
+		listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
 	if (listener < 0)
 		fail(NULL, errno == EINVAL ? "zsp-exec: the kernel has no seccomp listener (Linux 5.0), so the command does not run"
 			   : "zsp-exec: cannot install the connect() filter, so the command does not run", EXIT_SETUP);
@@ -319,7 +330,7 @@ static void install_notify(int filter, int sock)
 int main(int argc, char **argv)
 {
 	int ready = -1, filter = -1, sock = -1, masks = -1;
-	bool close_fds = false, ctty = false;
+	bool close_fds = false, ctty = false, killable = false;
 	int i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--ready-fd") == 0 && i + 1 < argc && (ready = parse_fd(argv[i + 1])) >= 0)
@@ -328,6 +339,8 @@ int main(int argc, char **argv)
 			close_fds = true;
 		else if (strcmp(argv[i], "--ctty") == 0)
 			ctty = true;
+		else if (strcmp(argv[i], "--notify-killable") == 0)
+			killable = true;
 		else if (strcmp(argv[i], "--masks-sock") == 0 && i + 1 < argc && (masks = parse_fd(argv[i + 1])) >= 0)
 			i++;
 		else if (strcmp(argv[i], "--notify-filter-fd") == 0 && i + 1 < argc &&
@@ -338,7 +351,7 @@ int main(int argc, char **argv)
 			i++;
 		else
 			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M] "
-			     "[--notify-filter-fd F --notify-sock-fd S] -- COMMAND [ARG]...", EXIT_SETUP);
+			     "[--notify-filter-fd F --notify-sock-fd S [--notify-killable]] -- COMMAND [ARG]...", EXIT_SETUP);
 	}
 	if (i + 1 >= argc)
 		fail(NULL, "zsp-exec: no command after --", EXIT_SETUP);
@@ -348,7 +361,7 @@ int main(int argc, char **argv)
 	if (masks >= 0)
 		await_masks(masks);
 	if (filter >= 0)
-		install_notify(filter, sock);
+		install_notify(filter, sock, killable);
 	if (close_fds)
 		close_on_exec_above_stderr();
 	if (ctty && !take_terminal())

@@ -57,7 +57,11 @@ static const char usage_text[] =
 	"  -I DIR             search DIR for included files\n"
 	"  -W NAME, -Wno-NAME, -Werror, -Werror=NAME   warnings, as zspc; `unenforced` (a rule\n"
 	"                     Linux cannot enforce as written) is on: -Wno-unenforced silences it\n"
-	"  --strict           refuse to run a policy with rules Linux cannot enforce as written\n"
+	"  --strict           enforce the policy as written or not at all: every open, rename and\n"
+	"                     link is judged against the glob rules when it is made, also for\n"
+	"                     files that appear during the run (each costs a round trip to\n"
+	"                     zsp-run: doc/linux.md \"Strict\"); a rule Linux cannot enforce even\n"
+	"                     so refuses the run\n"
 	"  --no-proc          no /proc in the sandbox (where a container forbids mounting it)\n"
 	"  --print            print the bwrap options instead of running\n"
 	"  -v, --verbose      print the environment handed to the sandbox (names and values: your\n"
@@ -703,6 +707,7 @@ static int run(struct run_opts *o, char *const *cmd)
 			     : o->print ? zsp_walkindex_new_readonly(ix_state, notes) : zsp_walkindex_new(ix_state, notes);
 	free(ix_state);
 	lo.walk_index = ix;
+	lo.opens_decided = o->cc.strict;
 	char why_no_layers[PATH_MAX + 128] = "";
 	char *layers = o->print ? NULL : layer_base(o, why_no_layers, sizeof(why_no_layers));
 	lo.layer_dir = layers;
