@@ -16,6 +16,8 @@
 #include "lang/hint.h"
 #include "compiler/checks.h"
 #include "compiler/regex.h"
+#include "compiler/safe.h"
+#include "compiler/zsp.h"
 
 static bool is_ipv4(const char *s)
 {
@@ -472,4 +474,54 @@ bool zsp_check_regex(zsp_cc *cc, const zsp_ast_matcher *m, bool case_sensitive)
 	l.end = l.begin + 1;
 	zsp_diag_error(cc->diag, l, "invalid regex: %s", msg);
 	return false;
+}
+
+/* Does the pattern end in an anchor (`$`, `\z`, `\Z`), maybe inside groups (`^(a|b)$`)? A
+ * branch of an alternation left open (`^a$|^b`) is caught only when it comes last. */
+static bool end_anchored(const char *p)
+{
+	size_t n = strlen(p);
+	while (n > 0 && p[n - 1] == ')')
+		n--;
+	size_t slashes = 0;
+	if (n >= 1 && p[n - 1] == '$') {
+		for (size_t i = n - 1; i > 0 && p[i - 1] == '\\'; i--)
+			slashes++;
+		return slashes % 2 == 0;
+	}
+	if (n >= 2 && p[n - 2] == '\\' && (p[n - 1] == 'z' || p[n - 1] == 'Z')) {
+		for (size_t i = n - 2; i > 0 && p[i - 1] == '\\'; i--)
+			slashes++;
+		return slashes % 2 == 0;
+	}
+	return false;
+}
+
+void zsp_lint_allow_regex(zsp_cc *cc, const zsp_ast_matcher *m, bool case_sensitive)
+{
+	const char **texts, **whys;
+	size_t n;
+	bool admits = false;
+	zsp_regex *re = zsp_regex_compile(m->text, case_sensitive);
+	if (re && zsp_safe_probes(cc->a, &texts, &whys, &n) == ZSP_OK) {
+		for (size_t i = 0; i < n; i++) {
+			bool hit = false;
+			if (zsp_regex_search(re, texts[i], strlen(texts[i]), &hit) != ZSP_OK || !hit)
+				continue;
+			zsp_diag_warning(cc->diag, ZSP_W_UNSAFE_FLAG, m->loc,
+					 "this allow regex admits `%s`: %s", texts[i], whys[i]);
+			zsp_diag_hint(cc->diag, "end it with `$` after the arguments it means, or use "
+				      "`allow safe;` (doc/oracle.md, \"Known-safe commands\")");
+			admits = true;
+			break;
+		}
+	}
+	zsp_regex_free(re);
+	/* an admitted option says more than the missing anchor that let it through */
+	if (end_anchored(m->text) || (admits && cc->diag->enabled[ZSP_W_UNSAFE_FLAG]))
+		return;
+	zsp_diag_warning(cc->diag, ZSP_W_UNANCHORED, m->loc,
+			 "this allow regex has no end anchor: it allows its command with any further arguments");
+	zsp_diag_hint(cc->diag, "end it with `$` (`/^npm test$/`), or with `(\\s.*)?$` to allow "
+		      "arguments on purpose");
 }

@@ -29,5 +29,9 @@ void zsp_check_unix_socket(zsp_cc *cc, const char *path, zsp_loc loc);
 bool zsp_check_request(zsp_cc *cc, const zsp_ast_stmt *st);
 /* Compiles a tool regex with the engine the oracle uses; reports errors inside the literal. */
 bool zsp_check_regex(zsp_cc *cc, const zsp_ast_matcher *m, bool case_sensitive);
+/* Lints a terminal allow regex (which compiles): -Wunanchored when nothing anchors its end,
+ * so it allows its command with any further arguments; -Wunsafe-flag when it matches a
+ * command with an option that runs a program or writes a file (compiler/safe.h's probes). */
+void zsp_lint_allow_regex(zsp_cc *cc, const zsp_ast_matcher *m, bool case_sensitive);
 
 #endif

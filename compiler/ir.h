@@ -115,7 +115,8 @@ typedef struct zsp_ir_cache {
 typedef struct zsp_ir_tool_rule {
 	zsp_decision decision;
 	bool is_path;          /* path glob rather than regex */
-	const char *pattern;
+	bool safe;             /* `allow safe`: the known-safe commands (compiler/safe.h); no pattern */
+	const char *pattern;   /* NULL for safe */
 	bool case_sensitive;   /* effective, after the tool's `case` setting */
 	zsp_loc loc;
 } zsp_ir_tool_rule;

@@ -301,8 +301,11 @@ static void policy(struct out *o, const zsp_ir_policy *p)
 			const zsp_ir_tool_rule *r = &t->rules[j];
 			open_(o, NULL, '{');
 			kv_str(o, "decision", decision(r->decision));
-			kv_str(o, r->is_path ? "path" : "regex", r->pattern);
-			if (!r->is_path)
+			if (r->safe)
+				kv_bool(o, "safe", true);
+			else
+				kv_str(o, r->is_path ? "path" : "regex", r->pattern);
+			if (!r->is_path && !r->safe)
 				kv_bool(o, "case_sensitive", r->case_sensitive);
 			kv_loc(o, "loc", r->loc);
 			close_(o, '}');

@@ -537,6 +537,24 @@ static void lower_syscalls(zsp_cc *cc, struct policy_state *ps, const zsp_ast_st
 	}
 }
 
+/* `safe` is a set of terminal commands to allow: a deny or ask of it would deny the commands
+ * that can do no harm and leave the others to the rules below it. */
+static bool safe_fits(zsp_cc *cc, const char *tool, zsp_decision d, const zsp_ast_matcher *m)
+{
+	if (strcmp(tool, "terminal") != 0) {
+		zsp_diag_error(cc->diag, m->loc, "`safe` names terminal commands; `%s` runs none", tool);
+		zsp_diag_hint(cc->diag, "write `allow safe;` in the block of tool \"terminal\"");
+		return false;
+	}
+	if (d != ZSP_ALLOW) {
+		zsp_diag_error(cc->diag, m->loc, "`%s safe`: the known-safe commands can only be allowed",
+			       zsp_decision_name(d));
+		zsp_diag_hint(cc->diag, "write `allow safe;`, and deny or ask with regexes");
+		return false;
+	}
+	return true;
+}
+
 static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st)
 {
 	struct raw *r = &ps->raw;
@@ -587,7 +605,11 @@ static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *
 		for (const zsp_ast_matcher *m = b->matchers; m; m = m->next) {
 			bool cs = m->flag == 'c' ? true : m->flag == 'i' ? false : case_sensitive;
 			const char *pattern = m->text;
-			if (m->is_path) {
+			if (m->is_safe) {
+				if (!safe_fits(cc, name, b->decision, m))
+					continue;
+				pattern = NULL;
+			} else if (m->is_path) {
 				if (!zsp_tool_takes_paths(name) && zsp_tool_known(name)) {
 					zsp_diag_error(cc->diag, m->loc,
 						       "`path` matchers are for path tools; `%s` takes no path", name);
@@ -604,12 +626,15 @@ static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *
 					continue;
 			} else if (!zsp_check_regex(cc, m, cs)) {
 				continue;
+			} else if (b->decision == ZSP_ALLOW && strcmp(name, "terminal") == 0) {
+				zsp_lint_allow_regex(cc, m, cs);
 			}
 			zsp_ir_tool_rule *rule = add_tool_rule(cc, r, t);
 			if (!rule)
 				return;
 			rule->decision = b->decision;
 			rule->is_path = m->is_path;
+			rule->safe = m->is_safe;
 			rule->pattern = pattern;
 			rule->case_sensitive = cs;
 			rule->loc = m->loc;

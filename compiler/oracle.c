@@ -20,6 +20,7 @@
 #include "lang/buf.h"
 #include "compiler/path.h"
 #include "compiler/regex.h"
+#include "compiler/safe.h"
 #include "compiler/shell.h"
 #include "compiler/zsp.h"
 
@@ -89,6 +90,8 @@ static const char *loc_text(zsp_arena *a, zsp_loc loc)
 
 static const char *rule_text(zsp_arena *a, const zsp_ir_tool_rule *r)
 {
+	if (r->safe)
+		return zsp_arena_printf(a, "%s safe", zsp_decision_name(r->decision));
 	if (r->is_path)
 		return zsp_arena_printf(a, "%s path \"%s\"", zsp_decision_name(r->decision), r->pattern);
 	return zsp_arena_printf(a, "%s /%s/%s", zsp_decision_name(r->decision), r->pattern,
@@ -165,7 +168,7 @@ zsp_oracle *zsp_oracle_new(const zsp_ir_policy *p, const zsp_oracle_env *env)
 			return NULL;
 		}
 		for (size_t j = 0; j < t->nrules; j++) {
-			if (t->rules[j].is_path)
+			if (t->rules[j].is_path || t->rules[j].safe)
 				continue;
 			/* the compiler checked every regex: a NULL here is out of memory */
 			o->re[i][j] = zsp_regex_compile(t->rules[j].pattern, t->rules[j].case_sensitive);
@@ -593,6 +596,8 @@ static const zsp_ir_tool *find_tool(const zsp_ir_policy *p, const char *name, si
 static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *texts, size_t ntexts)
 {
 	const zsp_ir_tool_rule *r = &o->p->tools[ti].rules[ri];
+	if (r->safe)   /* judged per command by all_allowed: it matches no text */
+		return 0;
 	for (size_t k = 0; k < ntexts; k++) {
 		if (!texts[k])
 			continue;
@@ -651,9 +656,11 @@ static int first_match(zsp_oracle *o, zsp_arena *a, size_t ti, zsp_decision whic
 
 /* Allow needs every entry matched by some allow rule. An entry is a group of `per` spellings
  * of one thing (NULL ones skipped): a rule matching any spelling of the group covers it.
- * Returns 1 decided, 0 not, -1 oom. */
+ * unsafe (terminal only, else NULL) says why each entry is not known safe (NULL: it is), for
+ * `allow safe`. Returns 1 decided, 0 not, -1 oom. */
 static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const *texts,
-		       size_t nentries, size_t per, const char *const *shown_as, zsp_verdict *v)
+		       size_t nentries, size_t per, const char *const *shown_as,
+		       const char *const *unsafe, zsp_verdict *v)
 {
 	const zsp_ir_tool *t = &o->p->tools[ti];
 	if (nentries == 0)
@@ -673,7 +680,8 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 		for (size_t ri = 0; ri < t->nrules && !found; ri++) {
 			if (t->rules[ri].decision != ZSP_ALLOW)
 				continue;
-			int m = rule_matches(o, ti, ri, group, per);
+			int m = t->rules[ri].safe ? unsafe && !unsafe[k]
+						  : rule_matches(o, ti, ri, group, per);
 			if (m < 0) {
 				v->rule = zsp_arena_strdup(a, o->rule_texts[o->tool_first[ti] + ri]);
 				v->loc = t->rules[ri].loc;
@@ -689,6 +697,9 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 					return -1;
 			}
 		}
+		if (!found && unsafe)
+			return trace(a, v, "`%s` matches no allow rule (not known safe: %s)", shown,
+				     unsafe[k]) ? -1 : 0;
 		if (!found)
 			return trace(a, v, "`%s` matches no allow rule", shown) ? -1 : 0;
 	}
@@ -714,7 +725,8 @@ static bool allows_everything(const zsp_oracle *o, const zsp_ir_tool *t)
 
 static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_t ti,
 			const char *const *texts, size_t ntexts, const char *const *entries,
-			size_t nentries, size_t per, const char *const *shown_as, zsp_verdict *v)
+			size_t nentries, size_t per, const char *const *shown_as,
+			const char *const *unsafe, zsp_verdict *v)
 {
 	int r;
 	if (!t) {
@@ -725,7 +737,7 @@ static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_
 		return r < 0 ? -1 : 0;
 	if ((r = first_match(o, a, ti, ZSP_ASK, texts, ntexts, v)) != 0)
 		return r < 0 ? -1 : 0;
-	if ((r = all_allowed(o, a, ti, entries, nentries, per, shown_as, v)) != 0)
+	if ((r = all_allowed(o, a, ti, entries, nentries, per, shown_as, unsafe, v)) != 0)
 		return r < 0 ? -1 : 0;
 	fall_to_default(a, o, t, v);
 	return trace(a, v, "no rule decides: %s is `%s`", v->detail, zsp_decision_name(v->decision));
@@ -819,6 +831,14 @@ static int unknown_words(zsp_arena *a, const zsp_sh_result *sh, const char ***en
 	return 0;
 }
 
+static bool has_safe_rule(const zsp_ir_tool *t)
+{
+	for (size_t i = 0; t && i < t->nrules; i++)
+		if (t->rules[i].safe)
+			return true;
+	return false;
+}
+
 static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_verdict *v)
 {
 	size_t ti = 0;
@@ -898,7 +918,11 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	const char **entries = texts + 1;
 	if (sh.finding == ZSP_SH_SUBSTITUTION && unknown_words(a, &sh, &entries) < 0)
 		return -1;
-	if (decide_texts(o, a, t, ti, judged, njudged, entries, sh.ncmds, 1, texts + 1, v) != 0)
+	/* `allow safe` judges the commands themselves, and only a text that parsed cleanly */
+	const char **unsafe = NULL;
+	if (has_safe_rule(t) && sh.finding == ZSP_SH_CLEAN && zsp_safe_judge(a, &sh, &unsafe) != ZSP_OK)
+		return -1;
+	if (decide_texts(o, a, t, ti, judged, njudged, entries, sh.ncmds, 1, texts + 1, unsafe, v) != 0)
 		return -1;
 	/* the rules read the command as sh would run it: under another shell an allow proves
 	 * nothing (zsh runs code from a glob qualifier); a deny or an ask stands */
@@ -994,7 +1018,7 @@ static int decide_one_path(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, si
 		fall_to_default(a, o, NULL, v);
 		if (trace(a, v, "no `tool` block for this tool: %s", v->detail))
 			return -1;
-	} else if (decide_texts(o, a, t, ti, texts, 7, texts + 1, res ? 2 : 1, 3, NULL, v)) {
+	} else if (decide_texts(o, a, t, ti, texts, 7, texts + 1, res ? 2 : 1, 3, NULL, NULL, v)) {
 		return -1;
 	}
 	if (v->decision == ZSP_DENY)
@@ -1069,7 +1093,7 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
 		size_t ti = 0;
 		const zsp_ir_tool *t = find_tool(o->p, k, &ti);
 		const char *const *texts = req->args;
-		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, 1, NULL, v);
+		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, 1, NULL, NULL, v);
 	}
 	if (rc == 0 && !v->detail && v->rule)
 		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));

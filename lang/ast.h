@@ -70,6 +70,7 @@ typedef struct zsp_ast_quantity {
 typedef struct zsp_ast_matcher {
 	struct zsp_ast_matcher *next;
 	bool is_path;        /* path "glob" rather than /regex/ */
+	bool is_safe;        /* `safe`: the known-safe commands (compiler/safe.h) */
 	const char *text;    /* regex body (\/ unescaped) or glob */
 	char flag;           /* regex flag: 0, 'i' or 'c' */
 	zsp_loc loc;

@@ -18,6 +18,8 @@ static const char *const warning_names[ZSP_W_COUNT] = {
 	[ZSP_W_NO_EFFECT] = "no-effect",
 	[ZSP_W_UNENFORCED] = "unenforced",
 	[ZSP_W_HOST_CONTROL] = "host-control",
+	[ZSP_W_UNANCHORED] = "unanchored",
+	[ZSP_W_UNSAFE_FLAG] = "unsafe-flag",
 };
 
 const char *zsp_warning_name(zsp_warning w)

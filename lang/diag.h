@@ -16,6 +16,8 @@ typedef enum zsp_warning {
 	ZSP_W_NO_EFFECT,
 	ZSP_W_UNENFORCED, /* a backend cannot enforce a rule as written */
 	ZSP_W_HOST_CONTROL, /* an allowed unix socket that runs programs outside the sandbox */
+	ZSP_W_UNANCHORED,   /* a terminal allow regex with no end anchor */
+	ZSP_W_UNSAFE_FLAG,  /* a terminal allow regex that admits an option that runs or writes */
 	ZSP_W_COUNT
 } zsp_warning;
 

@@ -133,7 +133,7 @@ static struct stmt_list cat(struct stmt_list a, struct stmt_list b)
 %token T_ENV "env" T_CLEAR "clear" T_KEEP "keep" T_SET "set" T_UNSET "unset" T_LIMIT "limit"
 %token T_SYSCALLS "syscalls" T_ERRNO "errno" T_KILL "kill" T_TOOL "tool" T_PATH "path"
 %token T_CASE "case" T_SENSITIVE "sensitive" T_INSENSITIVE "insensitive" T_TEST "test"
-%token T_CACHE "cache" T_TMP "tmp" T_PRIVATE "private" T_HOST "host"
+%token T_CACHE "cache" T_TMP "tmp" T_PRIVATE "private" T_HOST "host" T_SAFE "safe"
 %token T_DEFINE "define" T_EXPECT "expect"
 
 %type <text> word keyword
@@ -498,6 +498,12 @@ matcher
 		$$->flag = $1.flag;
 		$$->loc = $1.loc;
 	}
+	| T_SAFE {
+		NEW($$, zsp_ast_matcher);
+		$$->is_safe = true;
+		$$->text = "safe";
+		$$->loc = L(lx, @1);
+	}
 	| T_PATH string {
 		NEW($$, zsp_ast_matcher);
 		$$->is_path = true;
@@ -592,7 +598,7 @@ keyword
 	| T_PATH { $$ = "path"; } | T_CASE { $$ = "case"; } | T_SENSITIVE { $$ = "sensitive"; }
 	| T_INSENSITIVE { $$ = "insensitive"; } | T_TEST { $$ = "test"; }
 	| T_CACHE { $$ = "cache"; } | T_TMP { $$ = "tmp"; } | T_PRIVATE { $$ = "private"; }
-	| T_HOST { $$ = "host"; }
+	| T_HOST { $$ = "host"; } | T_SAFE { $$ = "safe"; }
 	| T_DEFINE { $$ = "define"; } | T_EXPECT { $$ = "expect"; }
 	;
 

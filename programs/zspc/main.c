@@ -60,7 +60,8 @@ static const char usage_text[] =
 	"  -D NAME=VALUE      give parameter NAME a value\n"
 	"  -W NAME, -Wno-NAME, -Werror, -Werror=NAME\n"
 	"                     control warnings (shadowed duplicate conflict unused-param\n"
-	"                     unknown-tool no-effect unenforced)\n"
+	"                     unknown-tool no-effect unenforced host-control unanchored\n"
+	"                     unsafe-flag)\n"
 	"  --help, --version\n";
 
 static const char exit_text[] =

@@ -88,9 +88,13 @@ static int cover_policy(struct coverage *cv, const zsp_ir_policy *p, const zsp_s
 	for (size_t t = 0; t < p->ntools; t++)
 		for (size_t j = 0; j < p->tools[t].nrules; j++, k++) {
 			const zsp_ir_tool_rule *r = &p->tools[t].rules[j];
-			snprintf(what, sizeof(what), "tool \"%s\": %s %s%s%s", p->tools[t].name,
-				 zsp_decision_name(r->decision), r->is_path ? "path \"" : "/", r->pattern,
-				 r->is_path ? "\"" : "/");
+			if (r->safe)
+				snprintf(what, sizeof(what), "tool \"%s\": %s safe", p->tools[t].name,
+					 zsp_decision_name(r->decision));
+			else
+				snprintf(what, sizeof(what), "tool \"%s\": %s %s%s%s", p->tools[t].name,
+					 zsp_decision_name(r->decision), r->is_path ? "path \"" : "/",
+					 r->pattern, r->is_path ? "\"" : "/");
 			if (cover_add(cv, p->name, r->loc, what, hits[k]))
 				return -1;
 		}

@@ -20,7 +20,7 @@ static const char policy[] =
 	"  fs { read \"/\"; write \"/tmp/ws\"; deny \"/tmp/ws/.env\", \"**/*.key\"; protect \".git\"; }\n"
 	"  net { mode proxy; allow \"*.example.com:443\"; deny \"bad.example.com:*\"; }\n"
 	"  tool \"terminal\" { default ask; allow /^(ls|cat|git\\s+status)\\b/; deny /^git\\s+push/;\n"
-	"                    ask /curl/; allow /^(a+)+$/; }\n"
+	"                    ask /curl/; allow /^(a+)+$/; allow safe; }\n"
 	"  tool \"edit_file\" { default allow; deny path \"**/.env\"; ask path \"src/**\"; }\n"
 	"  tool \"fetch\" { allow /^https:\\/\\/docs\\.rs\\//; }\n"
 	"}\n";
