@@ -596,6 +596,9 @@ int zsp_sandbox_trim(zsp_sandbox *sb, uint64_t cache_limit, uint64_t tmp_limit, 
 	 * errs high, unless another program frees space meanwhile; the daily walk corrects it) */
 	uint64_t avail = avail_bytes(sb->fd);
 	uint64_t grown = sb->avail > avail ? sb->avail - avail : 0;
+	/* space freed meanwhile by another program hides what the run added: measured instead */
+	if (avail > sb->avail)
+		known = false;
 	bool walk_any = false;
 	int rc = ZSP_OK;
 	for (int k = 0; k < 2; k++) {

@@ -13,8 +13,6 @@ zsp_suite=e2e-strict zsp_up=../..
 . "$(dirname "$0")/../testenv.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-pol=$top_srcdir/tests/e2e/policies/strict.zsp
-
 # during MODE SCRIPT: a sandbox of strict.zsp (MODE: --strict or "") waits for the host to make
 # its files (make_secrets), then runs SCRIPT; stdout in $tmp/out, stderr in $tmp/err
 during() {
@@ -69,6 +67,8 @@ r lockread cat x.pinned
 
 for who in $(identities); do
 	fresh "$who"
+	# fresh points top_srcdir at the copy uid 65534 can read
+	pol=$top_srcdir/tests/e2e/policies/strict.zsp
 	script=$(printf '%s\n' "$reads" | sed "s|@HOME@|$home|")
 
 	# -- control: without --strict the host's new files are there to read
