@@ -84,13 +84,26 @@ build_in() {
 }
 
 # failing_logs SUITE_LOG: from an automake test-suite.log, the log of each test that failed
-# (FAIL, ERROR, XPASS; its SKIP and XFAIL sections are left out), the last 150 lines of each.
+# (FAIL, ERROR, XPASS; its SKIP and XFAIL sections are left out), the last 150 lines of each,
+# after the failure lines of the part left out.
 failing_logs() {
 	awk -v max=150 '
 	function add(line) { if (name != "") buf[++n] = line }
 	function flush(   i) {
 		if (name != "" && res ~ /^(FAIL|ERROR|XPASS)$/) {
 			printf "---- %s: %s (%s) ----\n", res, name, (n > max ? "its last " max " of " n " log lines" : "its log")
+			# a long log: its failure lines (and the output the suites indent below them) come
+			# first, wherever they are, so that a shortened copy of this output still shows them
+			if (n > max) {
+				shown = 0; follow = 0
+				for (i = 1; i <= n - max && shown < 40; i++) {
+					if (buf[i] ~ /^(FAIL|not ok)[ :[]/) follow = 1
+					else if (buf[i] !~ /^  \| /) follow = 0
+					if (!follow) continue
+					if (!shown) print "(its failure lines before those:)"
+					print buf[i]; shown++
+				}
+			}
 			for (i = (n > max ? n - max + 1 : 1); i <= n; i++) print buf[i]
 		}
 		name = ""; n = 0

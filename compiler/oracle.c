@@ -323,8 +323,6 @@ static long glob_depth(const char *pattern, const char *path, char *scratch)
 	return best;
 }
 
-/* The rule deciding a concrete absolute path: the most specific one covering it, ties going
- * deny > write > read. NULL when none covers it. */
 /* Depth of the deepest component of path equal to name, or -1. */
 static long name_depth(const char *name, const char *path)
 {
@@ -382,6 +380,8 @@ static bool fs_info_init(zsp_oracle *o)
 	return true;
 }
 
+/* The rule deciding a concrete absolute path: the most specific one covering it, ties going
+ * deny > write > read. NULL when none covers it. */
 static const zsp_ir_fs_rule *fs_rule_for(const zsp_oracle *o, const char *path, size_t *index)
 {
 	const zsp_ir_policy *p = o->p;

@@ -327,8 +327,12 @@ static int follow_own(call *c, char *path, size_t size, int *fd)
 {
 	const char *rest = after_prefix(path, "/proc");
 	long pid;
-	if (!rest || !*rest || need_ids(c) || (pid = number(rest + 1, &rest)) < 0)
+	/* the pid first: most /proc names (/proc/cpuinfo) need no read of the caller's status */
+	if (!rest || !*rest || (pid = number(rest + 1, &rest)) < 0)
 		return 0;
+	int err = need_ids(c);
+	if (err)
+		return err;
 	if (pid != c->ids.tgid && pid != c->ids.tid)
 		return 0;
 	const char *task = after_prefix(rest, "/task");
@@ -340,7 +344,8 @@ static int follow_own(call *c, char *path, size_t size, int *fd)
 		long n = number(after + 1, &after);
 		if (n < 0 || n > INT_MAX)
 			return 0;
-		int taken, err = take_fd(c, (int)n, &taken);
+		int taken;
+		err = take_fd(c, (int)n, &taken);
 		if (err)
 			return err == EBADF ? ENOENT : err;
 		if (!*after) {
