@@ -53,9 +53,9 @@ static enum proc_area proc_area(const struct walk *w, bool *self)
 	const char *p = w->out.data;
 	if (w->out.len < 7 || strncmp(p, "/proc/", 6) != 0)
 		return AREA_REAL;
-	const char *c[4];
-	size_t len[4], n = 0;
-	for (const char *s = p + 6; *s && n < 4;) {
+	const char *c[5]; /* one more than a link directory needs: n tells the depth apart */
+	size_t len[5], n = 0;
+	for (const char *s = p + 6; *s && n < 5;) {
 		const char *e = strchr(s, '/');
 		e = e ? e : s + strlen(s);
 		c[n] = s;
@@ -69,10 +69,12 @@ static enum proc_area proc_area(const struct walk *w, bool *self)
 	size_t base = n >= 3 && is(c[1], len[1], "task") ? 2 : 0;
 	if (n == 1 + base)
 		return AREA_PROC_DIR;
-	if (n == 2 + base && (is(c[1 + base], len[1 + base], "fd") || is(c[1 + base], len[1 + base], "map_files") ||
-			      is(c[1 + base], len[1 + base], "ns")))
-		return AREA_LINK_DIR;
-	return AREA_PROC_FILE;
+	if (n != 2 + base)
+		return AREA_PROC_FILE;
+	const char *d = c[1 + base];
+	size_t dn = len[1 + base];
+	return is(d, dn, "fd") || is(d, dn, "map_files") || is(d, dn, "ns") ? AREA_LINK_DIR
+									   : AREA_PROC_FILE;
 }
 
 static void append(struct walk *w, const char *c, size_t n)
