@@ -20,6 +20,7 @@
 #include "lang/buf.h"
 #include "compiler/path.h"
 #include "compiler/regex.h"
+#include "compiler/resolve.h"
 #include "compiler/safe.h"
 #include "compiler/shell.h"
 #include "compiler/zsp.h"
@@ -218,83 +219,37 @@ const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n)
 
 /* ---- concrete paths --------------------------------------------------------------------- */
 
-/* A request path made absolute and lexically normal: ~ expanded, relative paths under the
- * workspace, //, . and .. resolved (.. stops at /). */
-static char *concrete_path(zsp_arena *a, const zsp_oracle_env *env, const char *in)
+int zsp_oracle_resolve(const zsp_oracle_env *env, zsp_arena *a, const char *arg, zsp_oracle_path *out)
 {
-	const char *base = "", *rest = in;
-	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0') && env->home) {
+	*out = (zsp_oracle_path){ 0 };
+	const char *base = "", *rest = arg;
+	if (arg[0] == '~' && (arg[1] == '/' || arg[1] == '\0') && env->home) {
 		base = env->home;
-		rest = in + 1;
-	} else if (in[0] != '/') {
+		rest = arg + 1;
+	} else if (arg[0] != '/') {
 		base = env->workspace ? env->workspace : "/";
 	}
+	/* joined as the requester would open it: folding its `..` first would skip symlinks */
 	char *joined = zsp_arena_printf(a, "%s/%s", base, rest);
 	size_t cap = joined ? strlen(joined) + 2 : 0;
-	char *out = joined ? zsp_arena_alloc(a, cap) : NULL;
-	if (!out || !zsp_path_lexical(joined, out, cap))
-		return NULL;
-	return out;
-}
-
-/* The path with symlinks resolved as far as it exists; the missing tail appended. A dangling
- * symlink on the way is followed to its target (writing through it creates the target), at
- * most 40 links as the kernel does. NULL when nothing could be resolved (then only the lexical
- * path is judged). */
-static char *resolved_path(zsp_arena *a, const char *path)
-{
-	/* /proc/self and /proc/PID/... are magic links that name the asking process: resolving
-	 * them here would judge the oracle's own PID, not the sandboxed command's */
-	if (strncmp(path, "/proc/", 6) == 0 || strcmp(path, "/proc") == 0)
-		return NULL;
-	char *cur = zsp_arena_strdup(a, path);
-	for (unsigned hops = 0; cur && hops <= 40; hops++) {
-		size_t len = strlen(cur);
-		char *prefix = zsp_arena_strdup(a, cur);
-		char *next = NULL;
-		if (!prefix)
-			return NULL;
-		size_t cut = len;
-		for (;;) {
-			struct stat st;
-			char *real = realpath(prefix, NULL);
-			if (real) {
-				const char *tail = cur + cut;
-				char *out = zsp_arena_printf(a, "%s%s%s",
-							     strcmp(real, "/") == 0 && *tail ? "" : real,
-							     *tail && tail[0] != '/' ? "/" : "", tail);
-				free(real);
-				return out;
-			}
-			if (errno != ENOENT && errno != ENOTDIR)
-				return NULL;
-			if (lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
-				/* a dangling link: continue from its target */
-				char target[PATH_MAX + 1];
-				ssize_t n = readlink(prefix, target, sizeof(target) - 1);
-				if (n <= 0)
-					return NULL;
-				target[n] = '\0';
-				if (target[0] == '/') {
-					next = zsp_arena_printf(a, "%s%s", target, cur + cut);
-				} else {
-					char *slash = strrchr(prefix, '/');
-					next = zsp_arena_printf(a, "%.*s/%s%s", (int)(slash - prefix), prefix,
-								target, cur + cut);
-				}
-				break;
-			}
-			/* drop the last component and try its parent */
-			while (cut > 0 && prefix[cut - 1] != '/')
-				cut--;
-			if (cut <= 1)
-				return NULL;
-			cut--;
-			prefix[cut] = '\0';
-		}
-		cur = next;
+	char *abs = joined ? zsp_arena_alloc(a, cap) : NULL;
+	if (!abs || !zsp_path_lexical(joined, abs, cap))
+		return -1;
+	out->abs = abs;
+	if (!env->resolve_symlinks)
+		return 0;
+	char *res;
+	const char *why;
+	switch (zsp_resolve_path(a, joined, env->workspace, &res, &why)) {
+	case ZSP_RESOLVE_OK:
+		out->resolved = strcmp(res, abs) != 0 ? res : NULL;
+		return 0;
+	case ZSP_RESOLVE_UNKNOWN:
+		out->unknown = zsp_arena_printf(a, "%s: %s", abs, why);
+		return out->unknown ? 0 : -1;
+	default:
+		return -1;
 	}
-	return NULL;
 }
 
 static bool under(const char *root, const char *path)
@@ -435,15 +390,10 @@ static bool access_allows(zsp_access have, const char *want)
 
 static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *arg, zsp_verdict *v)
 {
-	char *lex = concrete_path(a, o->env, arg);
-	if (!lex)
+	zsp_oracle_path path;
+	if (zsp_oracle_resolve(o->env, a, arg, &path))
 		return -1;
-	const char *paths[2] = { lex, NULL };
-	if (o->env->resolve_symlinks) {
-		char *res = resolved_path(a, lex);
-		if (res && strcmp(res, lex) != 0)
-			paths[1] = res;
-	}
+	const char *paths[2] = { path.abs, path.resolved };
 	decide(v, ZSP_ALLOW, "fs-rule", NULL);
 	for (int i = 0; i < 2 && paths[i]; i++) {
 		size_t idx = 0;
@@ -471,6 +421,13 @@ static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *
 			decide(v, ZSP_DENY, "fs-rule", zsp_arena_printf(a, "%s %s", want, paths[i]));
 			break;
 		}
+	}
+	if (path.unknown && v->decision == ZSP_ALLOW) {
+		/* the sandbox cannot ask: what cannot be followed is refused */
+		decide(v, ZSP_DENY, "unresolvable-path", path.unknown);
+		v->rule = NULL;
+		v->loc = (zsp_loc){ 0 };
+		return trace(a, v, "unresolvable: %s: denied", path.unknown);
 	}
 	return 0;
 }
@@ -985,17 +942,15 @@ static int decide_one_path(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, si
 {
 	const zsp_oracle_env *env = o->env;
 	const char *ws = env->workspace, *ws_real = NULL;
-	char *abs = concrete_path(a, env, arg);
-	if (!abs)
+	zsp_oracle_path path, wpath;
+	if (zsp_oracle_resolve(env, a, arg, &path))
 		return -1;
-	char *res = env->resolve_symlinks ? resolved_path(a, abs) : NULL;
-	if (res && strcmp(res, abs) == 0)
-		res = NULL;
+	const char *abs = path.abs, *res = path.resolved;
 	if (ws && env->resolve_symlinks) {
 		/* the workspace itself may be reached through a symlink */
-		char *r = resolved_path(a, ws);
-		if (r && strcmp(r, ws) != 0)
-			ws_real = r;
+		if (zsp_oracle_resolve(env, a, ws, &wpath))
+			return -1;
+		ws_real = wpath.resolved;
 	}
 	const char *rel = relative_to(ws, abs);
 	const char *rel_res = res ? relative_to(ws, res) : NULL, *res_alias = NULL;
@@ -1023,6 +978,10 @@ static int decide_one_path(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, si
 	}
 	if (v->decision == ZSP_DENY)
 		return 0;
+	if (path.unknown) {
+		decide(v, ZSP_ASK, "unresolvable-path", path.unknown);
+		return trace(a, v, "unresolvable: %s: ask", path.unknown);
+	}
 	if (res && ws && (under(ws, abs) || under(ws_real, abs)) && !under(ws, res) &&
 	    !under(ws_real, res)) {
 		decide(v, ZSP_ASK, "symlink-escape",

@@ -53,6 +53,17 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
  * several threads at once (zsp-run --strict's supervisor does: runtime/opens.c). */
 const zsp_ir_fs_rule *zsp_oracle_fs_rule(const zsp_oracle *o, const char *path);
 
+/* A request path as the oracle judges it (doc/oracle.md "Path tools"): abs is arg with `~`
+ * expanded (env->home), made absolute under env->workspace when relative, and lexically
+ * normal; with env->resolve_symlinks, resolved is where it leads as the kernel walks it, with
+ * /proc/self/cwd the workspace (compiler/resolve.h), NULL when that is abs itself; unknown
+ * (then resolved is NULL) says why it cannot be followed: such a path is never allowed. All in
+ * arena a. 0, or -1 on out-of-memory. */
+typedef struct zsp_oracle_path {
+	const char *abs, *resolved, *unknown;
+} zsp_oracle_path;
+int zsp_oracle_resolve(const zsp_oracle_env *env, zsp_arena *a, const char *arg, zsp_oracle_path *out);
+
 /* Coverage: how many decisions each rule took part in. Rules are numbered fs rules first,
  * then host rules, then tool rules in IR order; *n receives the count. */
 const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n);

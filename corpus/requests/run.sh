@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh: the request corpus. Each corpus/requests/*.zsp holds policies and `test` blocks of
-# request -> expected decision; this runs `zspc --test` on each (symlinks.zsp against a
-# workspace of real symlinks built here, passed as -D WORKSPACE=...), then the lines of
+# request -> expected decision; this runs `zspc --test` on each (symlinks.zsp and kpaths.zsp
+# against workspaces of real symlinks built here, passed as -D WORKSPACE=...), then the lines of
 # queries.txt through `zspc --query --format json` to check reason codes too. It fails on any
 # failure, on a file whose run prints no "N passed, N failed" line, and when fewer than
 # MIN_EXPECTATIONS expectations ran (a corpus that silently runs nothing must fail).
@@ -39,7 +39,21 @@ build_tree() {
 	ln -s "$tmp/outside/zed" "$tmp/ws/.zed" &&
 	ln -s "$tmp/ws" "$tmp/wslink"
 }
-if ! build_tree; then
+# The tree described at the top of kpaths.zsp.
+build_kpaths_tree() {
+	mkdir -p "$tmp/kws/src" "$tmp/kws/docs" "$tmp/khome/.ssh/keys" &&
+	: >"$tmp/kws/README.md" && : >"$tmp/kws/src/main.c" && : >"$tmp/khome/.ssh/id_rsa" &&
+	ln -s "$tmp/khome/.ssh/keys" "$tmp/kws/sshdir" &&
+	ln -s ../khome/.ssh/keys "$tmp/kws/relkeys" &&
+	ln -s sshdir "$tmp/kws/hop" &&
+	ln -s src "$tmp/kws/inner" &&
+	ln -s /proc/self/root "$tmp/kws/root" &&
+	ln -s /proc/self/cwd "$tmp/kws/here" &&
+	ln -s /proc "$tmp/kws/p" &&
+	ln -s /proc/self/fd/0 "$tmp/kws/stdin" &&
+	ln -s loop "$tmp/kws/loop"
+}
+if ! build_tree || ! build_kpaths_tree; then
 	echo "requests: cannot build the symlink workspace in $tmp" >&2
 	exit 99
 fi
@@ -54,6 +68,7 @@ for src in "$dir"/*.zsp; do
 	set --
 	case $name in
 	symlinks.zsp) set -- -D "WORKSPACE=$tmp/ws" ;;
+	kpaths.zsp) set -- -D "WORKSPACE=$tmp/kws" -D "HOME=$tmp/khome" ;;
 	esac
 	# run from an empty directory: nothing of the caller's current directory leaks in
 	(cd "$tmp/empty" && exec "$ZSPC" --test "$@" "$src") >"$tmp/out" 2>&1

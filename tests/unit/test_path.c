@@ -1,11 +1,20 @@
-/* test_path.c: CUnit tests for compiler/path.c (normalization, glob syntax and matching).
+/* test_path.c: CUnit tests for compiler/path.c (normalization, glob syntax and matching) and
+ * compiler/resolve.c (the kernel's walk, on real symlinks in a temporary directory).
  * Tables first; each row is one assertion so a failure names the exact case. */
+#include "config.h"
+
 #include <CUnit/Basic.h>
+#include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "compiler/path.h"
+#include "compiler/resolve.h"
 
 static zsp_arena *arena;
 
@@ -15,8 +24,18 @@ static int setup(void)
 	return arena ? 0 : 1;
 }
 
+static char tree[PATH_MAX]; /* the symlink tree of the resolve tests: physical */
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
 static int teardown(void)
 {
+	if (tree[0])
+		nftw(tree, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	zsp_arena_free(arena);
 	return 0;
 }
@@ -363,6 +382,144 @@ static void test_prefix_depth_join(void)
 	CU_ASSERT_STRING_EQUAL(j ? j : "", "/a");
 }
 
+/* ---- zsp_resolve_path ------------------------------------------------------------------- */
+
+static char *at(const char *rel)
+{
+	return zsp_arena_printf(arena, "%s%s", tree, rel);
+}
+
+/* The tree: ws/{README.md,src/a.c} home/.ssh/{id_rsa,sub/} and the links below. */
+static bool build_tree(void)
+{
+	char tmpl[] = "/tmp/zsp-resolve-XXXXXX";
+	if (!mkdtemp(tmpl) || !realpath(tmpl, tree))
+		return false;
+	static const char *const dirs[] = { "/ws", "/ws/src", "/home", "/home/.ssh", "/home/.ssh/sub" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (mkdir(at(dirs[i]), 0700) != 0)
+			return false;
+	static const char *const files[] = { "/ws/README.md", "/ws/src/a.c", "/home/.ssh/id_rsa" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f = fopen(at(files[i]), "w");
+		if (!f || fclose(f) != 0)
+			return false;
+	}
+	struct { const char *target, *link; } links[] = {
+		{ at("/home/.ssh/sub"), "/ws/link" },   /* absolute, out */
+		{ "../home/.ssh/sub", "/ws/rel" },      /* relative, out */
+		{ "src", "/ws/inner" },                 /* relative, in */
+		{ "loop", "/ws/loop" },                 /* itself */
+		{ "/proc/self/root", "/ws/pr" },        /* the requester's root */
+		{ "/proc/self/cwd", "/ws/pc" },         /* the requester's cwd */
+		{ "/proc/self/fd/0", "/ws/stdin" },     /* only the requester knows */
+		{ at("/out/new.txt"), "/ws/dangling" }, /* writing it creates a file outside */
+	};
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlink(links[i].target, at(links[i].link)) != 0)
+			return false;
+	/* chain/1 -> chain/2 -> ... -> chain/40 -> src: 40 links; chain/0 makes 41 */
+	if (mkdir(at("/ws/chain"), 0700) != 0)
+		return false;
+	for (int i = 0; i <= 40; i++) {
+		char *target = i == 40 ? at("/ws/src") : zsp_arena_printf(arena, "%d", i + 1);
+		if (symlink(target, zsp_arena_printf(arena, "%s/ws/chain/%d", tree, i)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* true if path (cwd as given) resolves to want (want NULL: UNKNOWN); prints what it got. */
+static bool resolves(const char *path, const char *cwd, const char *want)
+{
+	char *got = NULL;
+	const char *why = NULL;
+	int rc = zsp_resolve_path(arena, path, cwd, &got, &why);
+	if (want ? rc == ZSP_RESOLVE_OK && strcmp(got, want) == 0 : rc == ZSP_RESOLVE_UNKNOWN && why)
+		return true;
+	fprintf(stderr, "\n  resolve(\"%s\", cwd %s): rc %d, got %s (%s), want %s\n", path,
+		cwd ? cwd : "NULL", rc, got ? got : "NULL", why ? why : "-", want ? want : "unknown");
+	return false;
+}
+
+static void test_resolve_symlinks(void)
+{
+	if (!build_tree()) {
+		CU_FAIL("cannot build the symlink tree");
+		return;
+	}
+	const char *ws = at("/ws");
+	/* each link before the .. after it: the parent of the target */
+	CU_ASSERT_TRUE(resolves(at("/ws/link/../id_rsa"), ws, at("/home/.ssh/id_rsa")));
+	CU_ASSERT_TRUE(resolves("link/../id_rsa", ws, at("/home/.ssh/id_rsa")));
+	CU_ASSERT_TRUE(resolves("./rel/./../id_rsa", ws, at("/home/.ssh/id_rsa")));
+	CU_ASSERT_TRUE(resolves("link/..", ws, at("/home/.ssh")));
+	CU_ASSERT_TRUE(resolves("link", ws, at("/home/.ssh/sub")));
+	/* everyday paths stay where they are */
+	CU_ASSERT_TRUE(resolves("src/../README.md", ws, at("/ws/README.md")));
+	CU_ASSERT_TRUE(resolves("inner/../README.md", ws, at("/ws/README.md")));
+	CU_ASSERT_TRUE(resolves("inner/a.c", ws, at("/ws/src/a.c")));
+	CU_ASSERT_TRUE(resolves(".//src///a.c", ws, at("/ws/src/a.c")));
+	CU_ASSERT_TRUE(resolves("./a/./b", ws, at("/ws/a/b")));
+	/* the missing tail is appended, its . and .. folded; a .. back into what exists walks on */
+	CU_ASSERT_TRUE(resolves("nodir/x/../y", ws, at("/ws/nodir/y")));
+	CU_ASSERT_TRUE(resolves("nodir/../README.md", ws, at("/ws/README.md")));
+	CU_ASSERT_TRUE(resolves("nodir/../link/../id_rsa", ws, at("/home/.ssh/id_rsa")));
+	CU_ASSERT_TRUE(resolves("README.md/x", ws, at("/ws/README.md/x")));
+	CU_ASSERT_TRUE(resolves("dangling", ws, at("/out/new.txt")));
+	/* 40 links are followed, the 41st is not */
+	CU_ASSERT_TRUE(resolves("chain/1/a.c", ws, at("/ws/src/a.c")));
+	CU_ASSERT_TRUE(resolves("chain/0/a.c", ws, NULL));
+	CU_ASSERT_TRUE(resolves("loop/x", ws, NULL));
+	/* .. at the root stays there; relative with no cwd is under / */
+	CU_ASSERT_TRUE(resolves("/../../", ws, "/"));
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "..%s/ws/link/../id_rsa", tree), NULL,
+				at("/home/.ssh/id_rsa")));
+}
+
+static void test_resolve_proc(void)
+{
+	const char *ws = at("/ws"), *key = at("/home/.ssh/id_rsa");
+	/* the requester's root is / and its cwd the one given, never the test's own */
+	CU_ASSERT_TRUE(chdir("/") == 0);
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "/proc/self/root%s", key), ws, key));
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "/proc//self/../self/root%s", key), ws, key));
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "/proc/thread-self/root%s", key), ws, key));
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "/proc/self/task/7/root%s", key), ws, key));
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "/proc/../proc/self/./root/%s", key), ws, key));
+	CU_ASSERT_TRUE(resolves("/proc/self/root", ws, "/"));
+	CU_ASSERT_TRUE(resolves("/proc/self/cwd/README.md", ws, at("/ws/README.md")));
+	CU_ASSERT_TRUE(resolves("/proc/self/cwd/link/../id_rsa", ws, key));
+	CU_ASSERT_TRUE(resolves("/proc/self/cwd/../home/.ssh/id_rsa", ws, key));
+	CU_ASSERT_TRUE(resolves("/proc/self/cwd", NULL, NULL));
+	/* links in the workspace into /proc, and a relative path whose .. walks into it */
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "pr%s", key), ws, key));
+	CU_ASSERT_TRUE(resolves("pc/README.md", ws, at("/ws/README.md")));
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "../../../../../../../../proc/self/root%s", key),
+				ws, key));
+	/* entries that are no link keep their /proc/self spelling */
+	CU_ASSERT_TRUE(resolves("/proc/self/environ", ws, "/proc/self/environ"));
+	CU_ASSERT_TRUE(resolves("/proc/thread-self/environ", ws, "/proc/self/environ"));
+	CU_ASSERT_TRUE(resolves("/proc/self/fd", ws, "/proc/self/fd"));
+	CU_ASSERT_TRUE(resolves("/proc/self/fd/../environ", ws, "/proc/self/environ"));
+	CU_ASSERT_TRUE(resolves("/proc/self/task", ws, "/proc/self/task"));
+	CU_ASSERT_TRUE(resolves("/proc/1/environ", ws, "/proc/1/environ"));
+	/* only the requester (or that other process) could follow these */
+	CU_ASSERT_TRUE(resolves("/proc/self/fd/0", ws, NULL));
+	CU_ASSERT_TRUE(resolves("/proc/self/task/7/fd/3", ws, NULL));
+	CU_ASSERT_TRUE(resolves("/proc/self/exe", ws, NULL));
+	CU_ASSERT_TRUE(resolves("/proc/self/ns/mnt", ws, NULL));
+	CU_ASSERT_TRUE(resolves("/proc/self/map_files/1-2", ws, NULL));
+	CU_ASSERT_TRUE(resolves("/proc/1/root/etc/passwd", ws, NULL));
+	CU_ASSERT_TRUE(resolves("/proc/1/cwd", ws, NULL));
+	CU_ASSERT_TRUE(resolves("/proc/1/task/1/root", ws, NULL));
+	CU_ASSERT_TRUE(resolves(zsp_arena_printf(arena, "/proc/%ld/root", (long)getpid()), ws, NULL));
+	CU_ASSERT_TRUE(resolves("stdin", ws, NULL));
+	struct stat st;
+	if (lstat("/dev/fd", &st) == 0 && S_ISLNK(st.st_mode))
+		CU_ASSERT_TRUE(resolves("/dev/fd/3", ws, NULL));
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -379,7 +536,9 @@ int main(void)
 	    !CU_add_test(suite, "glob_match", test_glob_match) ||
 	    !CU_add_test(suite, "glob_match pathological", test_glob_match_pathological) ||
 	    !CU_add_test(suite, "unescape", test_unescape) ||
-	    !CU_add_test(suite, "prefix, depth, join", test_prefix_depth_join)) {
+	    !CU_add_test(suite, "prefix, depth, join", test_prefix_depth_join) ||
+	    !CU_add_test(suite, "resolve symlinks", test_resolve_symlinks) ||
+	    !CU_add_test(suite, "resolve /proc", test_resolve_proc)) {
 		CU_cleanup_registry();
 		return CU_get_error();
 	}
