@@ -53,6 +53,17 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
  * several threads at once (zsp-run --strict's supervisor does: runtime/opens.c). */
 const zsp_ir_fs_rule *zsp_oracle_fs_rule(const zsp_oracle *o, const char *path);
 
+/* Decides a connection to HOST on PORT, as `connect "HOST:PORT"` is decided (zsp_oracle_decide
+ * splits the request and calls this): the one decision the proxy asks too. HOST as a request
+ * writes it: a name, an IPv4 address in any inet_aton(3) form, a bracketed IPv6 address; it is
+ * canonicalized first (compiler/host.h), and one that is not a host is a bad request (deny,
+ * reason `bad-request`, the detail starting with the error's name). The verdict's strings live
+ * in arena a. Like zsp_oracle_fs_rule it may be called from several threads at once, each with
+ * its own arena (rule coverage is counted with atomic increments). Returns ZSP_OK, or
+ * ZSP_EINTERNAL on out-of-memory. */
+int zsp_oracle_connect(const zsp_oracle *o, zsp_arena *a, const char *host, unsigned port, bool explain,
+		       zsp_verdict *v);
+
 /* Coverage: how many decisions each rule took part in. Rules are numbered fs rules first,
  * then host rules, then tool rules in IR order; *n receives the count. */
 const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n);
