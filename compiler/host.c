@@ -83,9 +83,9 @@ static bool parse_aton(const char *s, size_t len, uint32_t *addr)
 	return true;
 }
 
-static void put_ipv4(char out[ZSP_HOST_MAX], uint32_t a)
+static void put_ipv4(char *out, uint32_t a)
 {
-	snprintf(out, ZSP_HOST_MAX, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+	snprintf(out, INET_ADDRSTRLEN, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
 }
 
 /* The last label is a number (digits, or 0x and hex digits): WHATWG's "ends in a number",
@@ -185,8 +185,8 @@ static bool name_byte(unsigned char c)
 	       c == '_' || c == '.';
 }
 
-static bool canon_name(const char *s, size_t len, char out[ZSP_HOST_MAX], zsp_host_kind *kind,
-		       zsp_host_error *e)
+/* out: room for 254 bytes (253 and the NUL), which leaves the two of `*.` before it */
+static bool canon_name(const char *s, size_t len, char *out, zsp_host_kind *kind, zsp_host_error *e)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -266,6 +266,8 @@ bool zsp_host_canon(const char *s, size_t len, unsigned flags, char out[ZSP_HOST
 		zsp_host_kind k;
 		if (!canon_name(s + 2, len - 2, out + 2, &k, e)) {
 			e->off += 2;
+			if (e->off + e->len > len) /* nothing after `*.`: the caret on the dot */
+				e->off = len - 1, e->len = 1;
 			return false;
 		}
 		if (k != ZSP_HOST_NAME)
@@ -360,7 +362,8 @@ bool zsp_hostport_parse(const char *s, unsigned flags, char host[ZSP_HOST_MAX],
 		return fail(e, "host-port",
 			    flags & ZSP_HOST_PORT_ANY ? "invalid port: a port is 1 to 65535 (decimal, no leading zero) or `*`"
 						      : "invalid port: a port is 1 to 65535 (decimal, no leading zero)",
-			    (size_t)(colon + 1 - s), strlen(colon + 1));
+			    /* an empty port: the caret on the colon, inside the input */
+			    (size_t)(colon - s) + (colon[1] != '\0'), colon[1] ? strlen(colon + 1) : 1);
 	return true;
 }
 
