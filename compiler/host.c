@@ -97,13 +97,14 @@ static bool ends_in_number(const char *s, size_t len)
 		b--;
 	const char *l = s + b;
 	size_t n = len - b;
-	if (n >= 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X')) {
-		for (size_t i = 2; i < n; i++)
-			if (!strchr("0123456789abcdefABCDEF", l[i]))
-				return false;
-		return true;
+	bool hex = n >= 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X');
+	for (size_t i = hex ? 2 : 0; i < n; i++) {
+		unsigned char c = (unsigned char)l[i];
+		bool digit = c >= '0' && c <= '9';
+		if (!digit && !(hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))))
+			return false;
 	}
-	return n > 0 && strspn(l, "0123456789") >= n;
+	return n > 0;
 }
 
 /* ---- IPv6 ------------------------------------------------------------------------------ */
