@@ -173,7 +173,7 @@ fuzz_smoke() {
 	pids=
 	# NAME:CORPUS:DICT of each target: all are run, and all are judged
 	targets="parser:corpus:zsp oracle:oracle-corpus:zsp gitcfg:gitcfg-corpus:gitcfg
-		walkindex:walkindex-corpus:walkindex"
+		walkindex:walkindex-corpus:walkindex host:host-corpus:host"
 	for t in $targets; do
 		name=${t%%:*}
 		seeds=${t#*:} && seeds=${seeds%:*}

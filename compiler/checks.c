@@ -2,7 +2,6 @@
  * requests and regexes, each with an error that points into the offending literal. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -15,129 +14,30 @@
 
 #include "lang/hint.h"
 #include "compiler/checks.h"
+#include "compiler/host.h"
 #include "compiler/regex.h"
 #include "compiler/safe.h"
 #include "compiler/zsp.h"
 
-static bool is_ipv4(const char *s)
-{
-	struct in_addr a;
-	return inet_pton(AF_INET, s, &a) == 1;
-}
-
-static bool valid_domain(const char *h)
-{
-	size_t n = strlen(h);
-	if (n == 0 || n > 253)
-		return false;
-	const char *label = h;
-	for (;;) {
-		const char *dot = strchr(label, '.');
-		size_t len = dot ? (size_t)(dot - label) : strlen(label);
-		if (len == 0 || len > 63 || label[0] == '-' || label[len - 1] == '-')
-			return false;
-		for (size_t i = 0; i < len; i++)
-			if (!isalnum((unsigned char)label[i]) && label[i] != '-' && label[i] != '_')
-				return false;
-		if (!dot)
-			return true;
-		label = dot + 1;
-	}
-}
-
 bool zsp_check_host(zsp_cc *cc, const zsp_ast_str *s, bool allow_wild, const char **host,
 		    unsigned *port)
 {
-	const char *v = s->s;
-	const char *colon;
-	char *h;
-	if (v[0] == '[') {
-		const char *close = strchr(v, ']');
-		if (!close) {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 0, 1), "unterminated `[` in IPv6 address");
-			return false;
-		}
-		colon = close[1] == ':' ? close + 1 : NULL;
-		if (close[1] && close[1] != ':') {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, (size_t)(close + 1 - v), 1),
-				       "expected `:PORT` after `]`");
-			return false;
-		}
-		h = zsp_arena_strndup(cc->a, v + 1, (size_t)(close - v - 1));
-		struct in6_addr a6;
-		if (h && inet_pton(AF_INET6, h, &a6) != 1) {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 1, (size_t)(close - v - 1)),
-				       "`%s` is not an IPv6 address", h);
-			return false;
-		}
-		h = zsp_arena_printf(cc->a, "[%s]", h ? h : "");
-	} else {
-		colon = strrchr(v, ':');
-		h = zsp_arena_strndup(cc->a, v, colon ? (size_t)(colon - v) : strlen(v));
-		if (h && colon && strchr(h, ':')) {
-			zsp_diag_error(cc->diag, s->loc, "IPv6 addresses are written in brackets: `[::1]:443`");
-			return false;
-		}
+	char canon[ZSP_HOST_MAX];
+	zsp_host_kind kind;
+	zsp_host_error e;
+	unsigned flags = allow_wild ? ZSP_HOST_WILDCARD | ZSP_HOST_PORT_ANY : 0;
+	if (!zsp_hostport_parse(s->s, flags, canon, &kind, port, &e)) {
+		size_t n = strlen(s->s);
+		zsp_diag_error(cc->diag, zsp_str_loc(s, e.off, e.len), "`%.*s%s`: %s", n > 80 ? 77 : (int)n,
+			       s->s, n > 80 ? "..." : "", e.msg);
+		if (e.hint[0])
+			zsp_diag_hint(cc->diag, "%s", e.hint);
+		return false;
 	}
-	if (!h) {
+	if (!(*host = zsp_arena_strdup(cc->a, canon))) {
 		cc->oom = true;
 		return false;
 	}
-	if (!colon) {
-		zsp_diag_error(cc->diag, s->loc, "`%s` has no port", v);
-		zsp_diag_hint(cc->diag, "write `%s:443`, or `%s:*` for any port", v, v);
-		return false;
-	}
-	const char *p = colon + 1;
-	size_t poff = (size_t)(p - v);
-	if (strcmp(p, "*") == 0 && allow_wild) {
-		*port = 0;
-	} else {
-		char *end;
-		errno = 0;
-		unsigned long pn = *p && isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
-		if (!*p || !isdigit((unsigned char)*p) || *end || errno || pn < 1 || pn > 65535) {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, poff, strlen(p) ? strlen(p) : 1),
-				       "invalid port `%s`: a port is 1 to 65535%s", p,
-				       allow_wild ? " or `*`" : "");
-			return false;
-		}
-		*port = (unsigned)pn;
-	}
-	for (char *c = h; *c; c++)
-		*c = (char)tolower((unsigned char)*c);
-	if (h[0] == '[') {
-		/* IPv6, checked above */
-	} else if (strcmp(h, "*") == 0) {
-		if (!allow_wild) {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 0, 1), "a request names one host, not `*`");
-			return false;
-		}
-	} else if (strncmp(h, "*.", 2) == 0) {
-		if (!allow_wild) {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 0, 2), "a request names one host, not a pattern");
-			return false;
-		}
-		if (is_ipv4(h + 2)) {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 0, strlen(h)),
-				       "`%s`: a `*.` pattern matches domain names, never IP addresses", h);
-			return false;
-		}
-		if (!valid_domain(h + 2)) {
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 2, strlen(h) - 2),
-				       "`%s` is not a domain name", h + 2);
-			return false;
-		}
-	} else if (!is_ipv4(h) && !valid_domain(h)) {
-		if (strchr(h, '*'))
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 0, strlen(h)),
-				       "`%s`: a wildcard is only allowed as a whole leading label (`*.example.com`)", h);
-		else
-			zsp_diag_error(cc->diag, zsp_str_loc(s, 0, strlen(h) ? strlen(h) : 1),
-				       "`%s` is not a host name or IP address", h);
-		return false;
-	}
-	*host = h;
 	return true;
 }
 

@@ -42,7 +42,8 @@ typedef struct zsp_ir_fs_rule {
 
 typedef struct zsp_ir_host {
 	zsp_decision decision; /* ZSP_ALLOW or ZSP_DENY */
-	const char *host;      /* lower-cased; "*", "*.example.com", "10.0.0.1", "[::1]", "example.com" */
+	const char *host;      /* canonical (compiler/host.h): "*", "*.example.com", "10.0.0.1", "[::1]",
+				* "example.com" */
 	unsigned port;         /* 0 = any */
 	zsp_loc loc;
 } zsp_ir_host;

@@ -16,6 +16,7 @@
 #include "compiler/builtin.h"
 #include "compiler/checks.h"
 #include "compiler/hardening.h"
+#include "compiler/host.h"
 #include "compiler/oracle.h"
 #include "lang/buf.h"
 #include "compiler/path.h"
@@ -434,79 +435,93 @@ static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *
 
 /* ---- network and syscalls --------------------------------------------------------------- */
 
-static bool host_matches(const zsp_ir_host *h, const char *host, unsigned port)
+/* The host rule of `decision` covering the canonical host on port, or -1. */
+static long host_rule(const zsp_ir_policy *p, zsp_decision decision, const char *host, unsigned port)
 {
-	if (h->port && h->port != port)
-		return false;
-	if (strcmp(h->host, "*") == 0)
-		return true;
-	if (strncmp(h->host, "*.", 2) == 0) {
-		/* strict subdomains only: never the apex, never an IP literal */
-		size_t hl = strlen(host), sl = strlen(h->host + 1);
-		bool ip = host[0] == '[' || strspn(host, "0123456789.") == hl;
-		return !ip && hl > sl && strcasecmp(host + hl - sl, h->host + 1) == 0;
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const zsp_ir_host *h = &p->hosts[i];
+		if (h->decision == decision && (!h->port || h->port == port) && zsp_host_matches(h->host, host))
+			return (long)i;
 	}
-	return strcasecmp(h->host, host) == 0;
+	return -1;
 }
 
-static int decide_connect(zsp_oracle *o, zsp_arena *a, const char *arg, zsp_verdict *v)
+/* The verdict quotes the rule as lowered: canonical host, port or `*`. */
+static int host_verdict(const zsp_oracle *o, zsp_arena *a, long i, const char *host, unsigned port,
+			zsp_verdict *v)
+{
+	const zsp_ir_host *h = &o->p->hosts[i];
+	bool deny = h->decision == ZSP_DENY;
+	/* coverage from several threads: relaxed atomics, nothing else reads them meanwhile */
+	__atomic_fetch_add(&o->hits[o->p->nfs + (size_t)i], 1, __ATOMIC_RELAXED);
+	decide(v, h->decision, "net-rule", zsp_arena_printf(a, "%s:%u is %s", host, port, deny ? "denied" : "allowed"));
+	v->rule = zsp_arena_printf(a, "%s \"%s:%s\"", deny ? "deny" : "allow", h->host,
+				   h->port ? zsp_arena_printf(a, "%u", h->port) : "*");
+	v->loc = h->loc;
+	return trace(a, v, "net: %s (%s) %s %s:%u%s", v->rule, loc_text(a, h->loc), deny ? "denies" : "allows",
+		     host, port, deny ? "" : " through the proxy");
+}
+
+int zsp_oracle_connect(const zsp_oracle *o, zsp_arena *a, const char *host, unsigned port, bool explain,
+		       zsp_verdict *v)
 {
 	const zsp_ir_policy *p = o->p;
-	const char *colon = arg[0] == '[' ? strstr(arg, "]:") : strrchr(arg, ':');
-	if (!colon) {
-		decide(v, ZSP_DENY, "bad-request", "expected HOST:PORT");
-		return 0;
+	memset(v, 0, sizeof(*v));
+	v->explain = explain;
+	char canon[ZSP_HOST_MAX];
+	zsp_host_kind kind;
+	zsp_host_error e;
+	/* fail closed on what no rule could name: such a host is a bad request, never an allow */
+	if (!zsp_host_canon(host, strlen(host), 0, canon, &kind, &e)) {
+		decide(v, ZSP_DENY, "bad-request", zsp_arena_printf(a, "%s: %s", e.code, e.msg));
+		return trace(a, v, "net: host `%s`: %s (%s): denied", host, e.msg, e.code) ? ZSP_EINTERNAL : ZSP_OK;
 	}
-	if (arg[0] == '[')
-		colon++;
+	if (port < 1 || port > 65535) {
+		decide(v, ZSP_DENY, "bad-request", "host-port: a port is 1 to 65535");
+		return trace(a, v, "net: port %u is not 1 to 65535: denied", port) ? ZSP_EINTERNAL : ZSP_OK;
+	}
+	if (explain && strcmp(canon, host) != 0 && trace(a, v, "net: `%s` is `%s`", host, canon))
+		return ZSP_EINTERNAL;
+	int rc;
+	long i;
+	if (p->net_mode == ZSP_NET_NONE) {
+		decide(v, ZSP_DENY, "net-none", "the policy has no network (`mode none`)");
+		rc = trace(a, v, "net: mode none: every connection is refused");
+	} else if ((i = host_rule(p, ZSP_DENY, canon, port)) >= 0) {
+		rc = host_verdict(o, a, i, canon, port, v); /* deny beats allow, whatever the order */
+	} else if (p->net_mode == ZSP_NET_FULL) {
+		decide(v, ZSP_ALLOW, "net-full", "the policy gives the host's network (`mode full`)");
+		rc = trace(a, v, "net: mode full and no deny rule matches");
+	} else if ((i = host_rule(p, ZSP_ALLOW, canon, port)) >= 0) {
+		rc = host_verdict(o, a, i, canon, port, v);
+	} else {
+		decide(v, ZSP_DENY, "net-not-allowed", zsp_arena_printf(a, "%s:%u is not on the allow list", canon, port));
+		rc = trace(a, v, "net: mode proxy and no allow rule matches %s:%u", canon, port);
+	}
+	if (rc == 0 && !v->detail && v->rule)
+		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));
+	return rc == 0 && v->detail ? ZSP_OK : ZSP_EINTERNAL;
+}
+
+/* `connect "HOST:PORT"`: split here, decided by zsp_oracle_connect, as the proxy asks. */
+static int decide_connect(zsp_oracle *o, zsp_arena *a, const char *arg, zsp_verdict *v)
+{
+	char canon[ZSP_HOST_MAX];
+	zsp_host_kind kind;
+	zsp_host_error e;
+	unsigned port;
+	bool explain = v->explain;
+	if (!zsp_hostport_parse(arg, 0, canon, &kind, &port, &e)) {
+		decide(v, ZSP_DENY, "bad-request", zsp_arena_printf(a, "%s: %s%s%s", e.code, e.msg,
+								      e.hint[0] ? "; " : "", e.hint));
+		return trace(a, v, "net: `%s` is not HOST:PORT (%s): denied", arg, e.code);
+	}
+	/* the host as written: zsp_oracle_connect canonicalizes it itself, as for the proxy */
+	const char *colon = arg[0] == '[' ? strstr(arg, "]:") + 1 : strrchr(arg, ':');
 	char *host = zsp_arena_strndup(a, arg, (size_t)(colon - arg));
 	if (!host)
 		return -1;
-	/* fail closed on what no rule could name: a port outside 1-65535 or not a number, a host
-	 * with spaces, `*`, `/`, or an unbracketed IPv6 address */
-	const char *ps = colon + 1;
-	size_t plen = strspn(ps, "0123456789"), hlen = strlen(host);
-	unsigned port = plen && plen <= 5 && !ps[plen] ? (unsigned)strtoul(ps, NULL, 10) : 0;
-	bool bracketed = host[0] == '[' && hlen > 2 && host[hlen - 1] == ']' &&
-			 strspn(host + 1, "0123456789abcdefABCDEF:.") == hlen - 2;
-	if (port < 1 || port > 65535 || hlen == 0 ||
-	    (!bracketed && strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != hlen)) {
-		decide(v, ZSP_DENY, "bad-request", "expected HOST:PORT with a port from 1 to 65535");
-		return trace(a, v, "net: `%s` is not HOST:PORT: denied", arg);
-	}
-	/* `example.com.` is `example.com`: the trailing dot must not slip past a deny rule */
-	if (!bracketed && hlen > 1 && host[hlen - 1] == '.')
-		host[hlen - 1] = '\0';
-	if (p->net_mode == ZSP_NET_NONE) {
-		decide(v, ZSP_DENY, "net-none", "the policy has no network (`mode none`)");
-		return trace(a, v, "net: mode none: every connection is refused");
-	}
-	for (size_t i = 0; i < p->nhosts; i++) {
-		const zsp_ir_host *h = &p->hosts[i];
-		if (h->decision != ZSP_DENY || !host_matches(h, host, port))
-			continue;
-		o->hits[p->nfs + i]++;
-		decide(v, ZSP_DENY, "net-rule", zsp_arena_printf(a, "%s:%u is denied", host, port));
-		v->rule = zsp_arena_printf(a, "deny \"%s:%s\"", h->host, h->port ? zsp_arena_printf(a, "%u", h->port) : "*");
-		v->loc = h->loc;
-		return trace(a, v, "net: %s (%s) denies %s:%u", v->rule, loc_text(a, h->loc), host, port);
-	}
-	if (p->net_mode == ZSP_NET_FULL) {
-		decide(v, ZSP_ALLOW, "net-full", "the policy gives the host's network (`mode full`)");
-		return trace(a, v, "net: mode full and no deny rule matches");
-	}
-	for (size_t i = 0; i < p->nhosts; i++) {
-		const zsp_ir_host *h = &p->hosts[i];
-		if (h->decision != ZSP_ALLOW || !host_matches(h, host, port))
-			continue;
-		o->hits[p->nfs + i]++;
-		decide(v, ZSP_ALLOW, "net-rule", zsp_arena_printf(a, "%s:%u is allowed", host, port));
-		v->rule = zsp_arena_printf(a, "allow \"%s:%s\"", h->host, h->port ? zsp_arena_printf(a, "%u", h->port) : "*");
-		v->loc = h->loc;
-		return trace(a, v, "net: %s (%s) allows %s:%u through the proxy", v->rule, loc_text(a, h->loc), host, port);
-	}
-	decide(v, ZSP_DENY, "net-not-allowed", zsp_arena_printf(a, "%s:%u is not on the allow list", host, port));
-	return trace(a, v, "net: mode proxy and no allow rule matches %s:%u", host, port);
+	return zsp_oracle_connect(o, a, host, port, explain, v) == ZSP_OK ? 0 : -1;
 }
 
 static int decide_syscall(zsp_oracle *o, zsp_arena *a, const char *name, zsp_verdict *v)

@@ -64,6 +64,17 @@ typedef struct zsp_oracle_path {
 } zsp_oracle_path;
 int zsp_oracle_resolve(const zsp_oracle_env *env, zsp_arena *a, const char *arg, zsp_oracle_path *out);
 
+/* Decides a connection to HOST on PORT, as `connect "HOST:PORT"` is decided (zsp_oracle_decide
+ * splits the request and calls this): the one decision the proxy asks too. HOST as a request
+ * writes it: a name, an IPv4 address in any inet_aton(3) form, a bracketed IPv6 address; it is
+ * canonicalized first (compiler/host.h), and one that is not a host is a bad request (deny,
+ * reason `bad-request`, the detail starting with the error's name). The verdict's strings live
+ * in arena a. Like zsp_oracle_fs_rule it may be called from several threads at once, each with
+ * its own arena (rule coverage is counted with atomic increments). Returns ZSP_OK, or
+ * ZSP_EINTERNAL on out-of-memory. */
+int zsp_oracle_connect(const zsp_oracle *o, zsp_arena *a, const char *host, unsigned port, bool explain,
+		       zsp_verdict *v);
+
 /* Coverage: how many decisions each rule took part in. Rules are numbered fs rules first,
  * then host rules, then tool rules in IR order; *n receives the count. */
 const unsigned *zsp_oracle_hits(const zsp_oracle *o, size_t *n);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "compiler/compile.h"
+#include "compiler/host.h"
 #include "compiler/oracle.h"
 #include "compiler/path.h"
 #include "runtime/cli.h"
@@ -457,7 +458,16 @@ static int verify_block(const struct zsp_verify_opts *o, const zsp_ir *ir0, size
 		}
 		free(req);
 		bool oracle_allows = answer == ZSP_ANSWER_ALLOW;
-		/* connect: the sandbox's own loopback is not the host's (the probe tells them apart) */
+		/* connect: the address the kernel would see (`127.1` is 127.0.0.1: doc/oracle.md
+		 * "Hosts"); the sandbox's own loopback is not the host's (the probe tells them apart) */
+		char host[ZSP_HOST_MAX], target[ZSP_HOST_MAX + 8];
+		zsp_host_kind hk;
+		zsp_host_error he;
+		unsigned port;
+		if (!strcmp(kind, "connect") && zsp_hostport_parse(arg, 0, host, &hk, &port, &he)) {
+			snprintf(target, sizeof(target), "%s:%u", host, port);
+			arg = target;
+		}
 		char *argv[] = { (char *)probe, (char *)kind, (char *)arg, strcmp(kind, "connect") ? NULL : netns, NULL };
 		struct probe_call call = { &l, argv };
 		char kline[1024], bline[1024];

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "compiler/compile.h"
+#include "compiler/host.h"
 #include "compiler/oracle.h"
 #include "compiler/path.h"
 #include "tests/sbpl/sbpl-eval.h"
@@ -259,6 +260,10 @@ static const char *known_gap(const zsp_ir_policy *p, const struct check *c, bool
 		return "mode proxy: the profile admits only the proxy, which filters the hosts";
 	if (p->net_mode == ZSP_NET_FULL && !c->oracle_allows && sbpl_allows)
 		return "mode full: Seatbelt cannot refuse single hosts";
+	/* stricter, not looser: `localhost` in an ip filter is every loopback address */
+	if (p->net_mode == ZSP_NET_FULL && c->oracle_allows && !sbpl_allows &&
+	    (!strncmp(c->target, "127.", 4) || !strncmp(c->target, "[::1]:", 6) || !strncmp(c->target, "localhost:", 10)))
+		return "mode full: Seatbelt's `localhost` is every loopback address, so a deny of one refuses them all";
 	return NULL;
 }
 
@@ -283,7 +288,14 @@ static void check_expect(const zsp_ir_policy *p, zsp_oracle *o, zsp_arena *a, co
 	c->kind = x->req.kind;
 	c->arg = x->req.args[0];
 	c->oracle_allows = v.decision == ZSP_ALLOW;
-	if (!strcmp(c->kind, "connect"))
+	char host[ZSP_HOST_MAX];
+	zsp_host_kind hk;
+	zsp_host_error he;
+	unsigned port;
+	/* the address the kernel sees: the canonical host (`2130706433` is 127.0.0.1) */
+	if (!strcmp(c->kind, "connect") && zsp_hostport_parse(c->arg, 0, host, &hk, &port, &he))
+		snprintf(target, sizeof(target), "%s:%u", host, port);
+	else if (!strcmp(c->kind, "connect"))
 		snprintf(target, sizeof(target), "%s", c->arg);
 	else
 		concrete_path(c->arg, d, target, sizeof(target));
