@@ -15,6 +15,7 @@
 
 #include "compiler/builtin.h"
 #include "compiler/checks.h"
+#include "compiler/files.h"
 #include "compiler/hardening.h"
 #include "compiler/oracle.h"
 #include "lang/buf.h"
@@ -839,6 +840,156 @@ static bool has_safe_rule(const zsp_ir_tool *t)
 	return false;
 }
 
+/* ---- the files commands read and write (doc/oracle.md "File rules for commands") ---- */
+
+typedef struct file_check {
+	zsp_oracle *o;
+	zsp_arena *a;
+	zsp_verdict *v;       /* the decision's: only its trace grows here */
+	zsp_verdict deny;     /* the first file the fs rules refuse (decision DENY), else NONE */
+	const char *unknown;  /* why some file cannot be judged (the first), or NULL */
+} file_check;
+
+/* Names that are the command's own descriptors or the terminal, not files rules name. */
+static bool not_a_file(const char *w)
+{
+	static const char *const fds[] = { "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+					   "/dev/tty" };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (strcmp(w, fds[i]) == 0)
+			return true;
+	return strncmp(w, "/dev/fd/", 8) == 0 || strncmp(w, "/proc/self/fd/", 14) == 0 ||
+	       strncmp(w, "<(", 2) == 0 || strncmp(w, ">(", 2) == 0;
+}
+
+static int file_unknown(file_check *fc, const zsp_file_use *f, const char *why)
+{
+	if (!fc->unknown)
+		fc->unknown = zsp_arena_printf(fc->a, "`%s`: %s", f->what, why);
+	if (!fc->unknown)
+		return -1;
+	return trace(fc->a, fc->v, "file rules: `%s`: %s: it cannot be allowed", f->what, why);
+}
+
+/* decide_fs on one concrete path, its trace added to the decision's. 1 refused (fc->deny
+ * filled), 0 allowed, -1 out of memory. */
+static int file_refused(file_check *fc, const zsp_file_use *f, const char *want,
+			const char *path, const char *named)
+{
+	zsp_verdict one = *fc->v;
+	one.rule = NULL;
+	one.loc = (zsp_loc){ 0 };
+	if (trace(fc->a, fc->v, "file rules: `%s` %s %s", f->what, want[0] == 'r' ? "reads" : "writes",
+		  named) || (one.trace = fc->v->trace, one.ntrace = fc->v->ntrace,
+			     one.trace_cap = fc->v->trace_cap, decide_fs(fc->o, fc->a, want, path, &one)))
+		return -1;
+	fc->v->trace = one.trace;
+	fc->v->ntrace = one.ntrace;
+	fc->v->trace_cap = one.trace_cap;
+	if (one.decision != ZSP_DENY)
+		return 0;
+	fc->deny = one;
+	fc->deny.detail = zsp_arena_printf(fc->a, "`%s` %s %s: %s", f->what,
+					   want[0] == 'r' ? "reads" : "writes", named, one.detail);
+	return fc->deny.detail ? 1 : -1;
+}
+
+/* A path with wildcards, or a whole tree: its literal leading directories are judged as a
+ * path, and any fs rule refusing the access that one of its expansions (or a file below it)
+ * may reach makes it unknown. */
+static int judge_pattern(file_check *fc, const zsp_file_use *f, const char *want,
+			 const char *path, bool tree)
+{
+	const zsp_ir_policy *p = fc->o->p;
+	size_t cut = strlen(path);
+	for (const char *c = path; *c; c++)
+		if (*c == '*' || *c == '?' || *c == '[') {
+			while (c > path && c[-1] != '/')
+				c--;
+			cut = c > path + 1 ? (size_t)(c - path - 1) : 1;
+			break;
+		}
+	char *lead = zsp_arena_strndup(fc->a, path, cut);
+	if (!lead)
+		return -1;
+	int rc = file_refused(fc, f, want, lead, path);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	bool visible = (f->access & ZSP_FILE_VISIBLE) != 0;
+	for (size_t i = 0; i < p->nfs; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		if (r->path[0] == '$' || access_allows(r->access, want))
+			continue;
+		/* a literal rule over the leading directories lost to the one that allowed them */
+		if (!r->glob && zsp_path_is_prefix(r->path, lead))
+			continue;
+		if (!zsp_glob_overlap(path, r->path, tree, visible))
+			continue;
+		fc->o->hits[i]++;
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "%s %s may reach %s (%s)",
+							    want[0] == 'r' ? "reading" : "writing", path,
+							    fc->o->rule_texts[i], fc->o->rule_locs[i]));
+	}
+	return 0;
+}
+
+static int judge_path(file_check *fc, const zsp_file_use *f, const char *word)
+{
+	const zsp_oracle_env *env = fc->o->env;
+	char *path = concrete_path(fc->a, env, word);
+	if (!path)
+		return -1;
+	bool glob = strpbrk(path, "*?[") != NULL, tree = f->tree;
+	struct stat st;
+	/* a tree is what lies below a directory: a file on this machine has nothing below it */
+	if (tree && !glob && env->resolve_symlinks && stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		tree = false;
+	for (unsigned acc = ZSP_FILE_READ; acc <= ZSP_FILE_WRITE; acc <<= 1) {
+		if (!(f->access & acc))
+			continue;
+		const char *want = acc == ZSP_FILE_READ ? "read" : "write";
+		int rc = glob || tree ? judge_pattern(fc, f, want, path, tree)
+				      : file_refused(fc, f, want, path, path);
+		if (rc < 0)
+			return -1;
+		if (fc->deny.decision == ZSP_DENY)
+			return 0;
+	}
+	return 0;
+}
+
+/* The hook of the built-in walk (zsp_builtin_env.file): every file a command of the table
+ * names. The first refused one decides; words without a known value are unknown. */
+static int judge_file(void *arg, const zsp_file_use *f)
+{
+	file_check *fc = arg;
+	const char *w = f->word;
+	if (fc->deny.decision == ZSP_DENY)
+		return 0;
+	if (!w)
+		return file_unknown(fc, f, "it names files the text does not show (xargs input, "
+					   "another root)");
+	if (!*w || not_a_file(w))
+		return 0;
+	if (strpbrk(w, "$`") || strstr(w, "{}"))
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "the file `%s` has no known value", w));
+	if (w[0] == '~' && ((w[1] && w[1] != '/') || !fc->o->env->home))
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "the file `%s` is in an unknown home", w));
+	if (w[0] == '/' || w[0] == '~')
+		return judge_path(fc, f, w);
+	if (f->ndirs == 0)
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "the file `%s` is relative to a directory "
+							   "that is not known", w));
+	for (size_t k = 0; k < f->ndirs && fc->deny.decision != ZSP_DENY; k++) {
+		if (!f->dirs[k])
+			return file_unknown(fc, f, "the directory it runs in is not known");
+		char *abs = zsp_arena_printf(fc->a, "%s/%s", f->dirs[k], w);
+		if (!abs || judge_path(fc, f, abs) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_verdict *v)
 {
 	size_t ti = 0;
@@ -859,8 +1010,15 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 
 	zsp_builtin_hit hit;
 	bool b;
-	/* the command starts in the workspace */
-	zsp_builtin_env where = { o->env->home, o->env->workspace };
+	/* the command starts in the workspace; the files its commands name are judged by the
+	 * fs rules in the same walk, unless the terminal allows everything (Zed's semantics) or
+	 * the policy has no fs rules to judge them by */
+	file_check fc = { .o = o, .a = a, .v = v };
+	zsp_builtin_env where = { o->env->home, o->env->workspace, NULL, NULL };
+	if (o->p->nfs && !allows_everything(o, t)) {
+		where.file = judge_file;
+		where.file_arg = &fc;
+	}
 	if (zsp_builtin_check(a, cmd, &sh, &where, &hit, &b) != ZSP_OK)
 		return -1;
 	if (b) {
@@ -870,6 +1028,12 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	}
 	if (trace(a, v, "built-in rules: no match"))
 		return -1;
+	if (fc.deny.decision == ZSP_DENY) {
+		decide(v, ZSP_DENY, fc.deny.reason, fc.deny.detail);
+		v->rule = fc.deny.rule;
+		v->loc = fc.deny.loc;
+		return trace(a, v, "file rules: %s: denied whatever the terminal rules say", fc.deny.detail);
+	}
 	if (sh.finding != ZSP_SH_CLEAN) {
 		if (!allows_everything(o, t)) {
 			bool sub = sh.finding == ZSP_SH_SUBSTITUTION;
@@ -924,6 +1088,15 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		return -1;
 	if (decide_texts(o, a, t, ti, judged, njudged, entries, sh.ncmds, 1, texts + 1, unsafe, v) != 0)
 		return -1;
+	/* a file no rule could judge: no allow (doc/oracle.md "File rules for commands") */
+	if (fc.unknown && v->decision == ZSP_ALLOW) {
+		const char *by = v->rule;
+		decide(v, ZSP_ASK, "fs-unknown", fc.unknown);
+		v->rule = NULL;
+		v->loc = (zsp_loc){ 0 };
+		if (trace(a, v, "an allow%s%s, but %s: ask", by ? " by " : "", by ? by : "", fc.unknown))
+			return -1;
+	}
 	/* the rules read the command as sh would run it: under another shell an allow proves
 	 * nothing (zsh runs code from a glob qualifier); a deny or an ask stands */
 	if (!unmodeled || v->decision != ZSP_ALLOW || allows_everything(o, t))
