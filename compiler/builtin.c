@@ -58,6 +58,7 @@ typedef struct bctx {
 	bool lost;          /* a cd went somewhere unknown: relative cd targets are unknown */
 	bool nowhere;       /* a wrapper of this command changed its directory (env -C, sudo -D) */
 	bool rerooted;      /* a wrapper of this command changed its root (chroot) */
+	const zsp_sh_result *sh; /* the parse of the text being checked */
 	const char **fnargs;/* the text defines a function: any of its words may be a function's
 			     * positional parameter (NULL: it defines none) */
 	size_t nfnargs;
@@ -1606,14 +1607,34 @@ static int report_file(void *arg, const char *word, unsigned access, bool tree)
 	return expand_braces(c, word, report_one, &f);
 }
 
-/* The files a command of the table names; under xargs, also the ones it reads from stdin. */
+
+/* The files a command of the table names. Under xargs, also the ones it reads from stdin,
+ * which the text does not show; the words echo and printf print in the text (`echo F | xargs
+ * cat`) are judged as its operands too. */
 static int report_files(bctx *c, const char **argv, size_t argc)
 {
-	if (c->xargs) {
-		zsp_file_use f = { NULL, ZSP_FILE_READ | ZSP_FILE_WRITE, true, c->dirs, 0, c->what };
+	int rc;
 
-		if (c->env->file(c->env->file_arg, &f) < 0)
+	if (!c->xargs)
+		return zsp_files_of(argv, argc, report_file, c);
+	zsp_file_use f = { NULL, ZSP_FILE_READ | ZSP_FILE_WRITE, true, c->dirs, 0, c->what };
+	if (c->env->file(c->env->file_arg, &f) < 0)
+		return -1;
+	for (size_t k = 0; c->sh && k < c->sh->ncmds; k++) {
+		const zsp_sh_cmd *e = &c->sh->cmds[k];
+		size_t i = e->kind == ZSP_SH_COMMAND ? command_index(e->argv, e->argc) : e->argc;
+
+		if (i >= e->argc || !(name_is(e->argv[i], "echo") || name_is(e->argv[i], "printf")))
+			continue;
+		if ((rc = spend(c, argc + e->argc)) != 0)
+			return rc;
+		const char **nv = zsp_arena_calloc(c->a, argc + e->argc + 1, sizeof *nv);
+		if (!nv)
 			return -1;
+		memcpy(nv, argv, argc * sizeof *nv);
+		memcpy(nv + argc, e->argv + i + 1, (e->argc - i - 1) * sizeof *nv);
+		if ((rc = zsp_files_of(nv, argc + e->argc - i - 1, report_file, c)) != 0)
+			return rc;
 	}
 	return zsp_files_of(argv, argc, report_file, c);
 }
@@ -1731,6 +1752,9 @@ static int check_words(bctx *c, const char **argv, size_t argc)
 			break;
 		case W_XARGS:
 			c->xargs = true;
+			/* xargs -a FILE reads its words from FILE */
+			if (c->env->file && o.val['a'] && (rc = report_file(c, o.val['a'], ZSP_FILE_READ, false)) != 0)
+				goto done;
 			break;
 		case W_SUDO:
 			if (o.seen['e']) {
@@ -1917,6 +1941,7 @@ static int check_text(bctx *c, const char *text, const zsp_sh_result *sh)
 			return -1;
 		sh = &own;
 	}
+	c->sh = sh;
 	rc = sh->finding == ZSP_SH_UNSUPPORTED ? check_segments(c, text) : check_regex(c, text, false);
 	for (size_t k = 0; k < sh->ncmds && rc == 0; k++) {
 		const zsp_sh_cmd *cmd = &sh->cmds[k];

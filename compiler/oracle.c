@@ -941,8 +941,10 @@ static int judge_path(file_check *fc, const zsp_file_use *f, const char *word)
 		return -1;
 	bool glob = strpbrk(path, "*?[") != NULL, tree = f->tree;
 	struct stat st;
-	/* a tree is what lies below a directory: a file on this machine has nothing below it */
-	if (tree && !glob && env->resolve_symlinks && stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+	/* a tree is what lies below a directory: a file, or nothing, on this machine has nothing
+	 * below it (a tree the text makes first is made by commands judged on their own) */
+	if (tree && !glob && env->resolve_symlinks &&
+	    (stat(path, &st) == 0 ? !S_ISDIR(st.st_mode) : errno == ENOENT || errno == ENOTDIR))
 		tree = false;
 	for (unsigned acc = ZSP_FILE_READ; acc <= ZSP_FILE_WRITE; acc <<= 1) {
 		if (!(f->access & acc))
