@@ -39,6 +39,7 @@ static const struct fcmd {
 	const char *dest;           /* options whose argument is the destination (cp -t DIR) */
 	const char *alt;            /* options that change the shape to alt_shape */
 	const char *all;            /* VISIBLE: options that make its trees include hidden entries */
+	const char *follows;        /* options that make its trees follow the symlinks in them */
 	enum shape shape, alt_shape;
 	unsigned skip;              /* leading operands that are not files (a pattern, a script) */
 	const char *noskip;         /* options that give that operand instead (grep -e, sed -f) */
@@ -121,21 +122,24 @@ static const struct fcmd {
 		"after-context=A", "before-context=B", "context=C", "directories=d", "devices=D",
 		"include=I", "exclude=x", "exclude-from=X", "exclude-dir=y", "label=L",
 		"recursive:r", "dereference-recursive:R", "color:c", "colour:c", "binary-files=b"),
-	  .reads = "fX", .trees = "rR", .skip = 1, .noskip = "ef", .flags = DOT, .shape = F_READ },
+	  .reads = "fX", .trees = "rR", .follows = "R", .skip = 1, .noskip = "ef", .flags = DOT,
+	  .shape = F_READ },
 	{ .name = "egrep", .req = "efmABCdD", .longs = L("regexp=e", "file=f", "max-count=m",
 		"exclude-from=X", "recursive:r", "dereference-recursive:R"),
-	  .reads = "fX", .trees = "rR", .skip = 1, .noskip = "ef", .flags = DOT, .shape = F_READ },
+	  .reads = "fX", .trees = "rR", .follows = "R", .skip = 1, .noskip = "ef", .flags = DOT,
+	  .shape = F_READ },
 	{ .name = "fgrep", .req = "efmABCdD", .longs = L("regexp=e", "file=f", "max-count=m",
 		"exclude-from=X", "recursive:r", "dereference-recursive:R"),
-	  .reads = "fX", .trees = "rR", .skip = 1, .noskip = "ef", .flags = DOT, .shape = F_READ },
+	  .reads = "fX", .trees = "rR", .follows = "R", .skip = 1, .noskip = "ef", .flags = DOT,
+	  .shape = F_READ },
 	/* rg PATTERN [PATH...]: searches trees, skipping hidden entries unless told otherwise */
 	{ .name = "rg", .req = "efgtTmABCjEMr", .longs = L("regexp=e", "file=f", "glob=g",
 		"iglob=G", "type=t", "type-not=T", "max-count=m", "after-context=A",
 		"before-context=B", "context=C", "threads=j", "encoding=E", "max-columns=M",
 		"replace=r", "pre=P", "pre-glob=Q", "ignore-file=i", "type-add=a", "type-clear=c",
 		"max-depth=d", "max-filesize=z", "sort=s", "sortr=S", "path-separator=p",
-		"hidden:.", "files:F", "unrestricted:u", "color=o", "colors=O"),
-	  .reads = "fi", .all = ".u", .skip = 1, .noskip = "efF", .flags = TREE | DOT | VISIBLE,
+		"hidden:.", "files:F", "unrestricted:u", "color=o", "colors=O", "follow:L"),
+	  .reads = "fi", .all = ".u", .follows = "L", .skip = 1, .noskip = "efF", .flags = TREE | DOT | VISIBLE,
 	  .shape = F_READ },
 	/* source FILE ARGS: reads (and runs) FILE */
 	{ .name = "source", .flags = NOOPTS, .shape = F_FIRST },
@@ -170,8 +174,8 @@ static const struct fcmd {
 	/* cp, mv, install, ln: sources, then the destination (or -t DIRECTORY) */
 	{ .name = "cp", .req = "St", .longs = L("suffix=S", "target-directory=t",
 		"recursive:r", "archive:a", "no-target-directory:T", "backup:b", "reflink:f",
-		"sparse=s", "preserve:p", "no-preserve=n", "context:Z", "parents:P"),
-	  .dest = "t", .trees = "rRa", .shape = F_COPY },
+		"sparse=s", "preserve:p", "no-preserve=n", "context:Z", "parents:P",
+		"dereference:L"), .dest = "t", .trees = "rRa", .follows = "L", .shape = F_COPY },
 	{ .name = "mv", .req = "St", .longs = L("suffix=S", "target-directory=t",
 		"no-target-directory:T", "backup:b", "exchange:x", "context:Z"), .dest = "t",
 	  .shape = F_MOVE },
@@ -356,7 +360,8 @@ int zsp_files_of(const char *const *argv, size_t argc, zsp_files_fn fn, void *ar
 	enum shape shape = c->alt && any_seen(&s, c->alt) ? c->alt_shape : c->shape;
 	size_t first = c->skip && !any_seen(&s, c->noskip) ? c->skip : 0;
 	bool tree = (c->flags & TREE) || any_seen(&s, c->trees);
-	unsigned hidden = (c->flags & VISIBLE) && !any_seen(&s, c->all) ? ZSP_FILE_VISIBLE : 0u;
+	unsigned hidden = ((c->flags & VISIBLE) && !any_seen(&s, c->all) ? ZSP_FILE_VISIBLE : 0u) |
+			  (tree && any_seen(&s, c->follows) ? ZSP_FILE_FOLLOW : 0u);
 	const char *const *ops = s.operands + (first < s.n ? first : s.n);
 	size_t n = first < s.n ? s.n - first : 0;
 
@@ -380,7 +385,7 @@ int zsp_files_of(const char *const *argv, size_t argc, zsp_files_fn fn, void *ar
 		if (!dest && n >= 2)
 			dest = ops[--n];
 		for (size_t k = 0; k < n; k++) {
-			unsigned acc = shape == F_COPY ? ZSP_FILE_READ : ZSP_FILE_WRITE;
+			unsigned acc = shape == F_COPY ? ZSP_FILE_READ | hidden : ZSP_FILE_WRITE;
 
 			/* a move removes its sources: each is a write of its whole tree */
 			if ((rc = fn(arg, ops[k], acc, shape == F_MOVE || tree)) != 0)

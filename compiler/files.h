@@ -11,6 +11,7 @@ enum {
 	ZSP_FILE_READ = 1,
 	ZSP_FILE_WRITE = 2,
 	ZSP_FILE_VISIBLE = 4,  /* with a tree: its hidden entries (`.NAME`) are skipped (rg) */
+	ZSP_FILE_FOLLOW = 8,   /* with a tree: the symlinks in it are followed (grep -R, rg -L) */
 };
 
 /* Called for each file a command names: the word as the shell gives it (braces not expanded),

@@ -848,6 +848,11 @@ typedef struct file_check {
 	zsp_verdict *v;       /* the decision's: only its trace grows here */
 	zsp_verdict deny;     /* the first file the fs rules refuse (decision DENY), else NONE */
 	const char *unknown;  /* why some file cannot be judged (the first), or NULL */
+	struct judged {
+		const char *want, *path;
+	} done[16];           /* the files judged so far (allowed: a refused one ends the check) */
+	size_t ndone;
+	const char *clean;    /* a directory with no symlink on the way (no_symlink_on_the_way) */
 } file_check;
 
 /* Names that are the command's own descriptors or the terminal, not files rules name. */
@@ -871,17 +876,67 @@ static int file_unknown(file_check *fc, const zsp_file_use *f, const char *why)
 	return trace(fc->a, fc->v, "file rules: `%s`: %s: it cannot be allowed", f->what, why);
 }
 
+/* Is no component of the absolute path a symlink, as far as it exists? Then it resolves to
+ * itself, and one lstat per component says so more cheaply than resolving it: commands name
+ * many files, most of them plain, most in the same directories. fc->clean is a directory found
+ * plain earlier in this decision: its components are not looked at again. */
+static bool no_symlink_on_the_way(file_check *fc, const char *path)
+{
+	char buf[PATH_MAX + 1];
+	size_t len = strlen(path), from = 1, last_dir = 0;
+	if (len > PATH_MAX || strncmp(path, "/proc", 5) == 0)
+		return false;
+	memcpy(buf, path, len + 1);
+	if (fc->clean && zsp_path_is_prefix(fc->clean, path) && strcmp(fc->clean, "/") != 0)
+		from = (last_dir = strlen(fc->clean)) + 1;
+	for (size_t end = from; end <= len; end++) {
+		if (end != len && buf[end] != '/')
+			continue;
+		struct stat st;
+		char keep = buf[end];
+		buf[end] = '\0';
+		int rc = lstat(buf, &st);
+		buf[end] = keep;
+		if (rc != 0 && errno != ENOENT)
+			return false;
+		if (rc != 0)
+			break; /* nothing below a missing component exists */
+		if (S_ISLNK(st.st_mode))
+			return false;
+		if (S_ISDIR(st.st_mode))
+			last_dir = end;
+	}
+	if (last_dir > 0 && (!fc->clean || strlen(fc->clean) != last_dir))
+		fc->clean = zsp_arena_strndup(fc->a, path, last_dir);
+	return true;
+}
+
 /* decide_fs on one concrete path, its trace added to the decision's. 1 refused (fc->deny
- * filled), 0 allowed, -1 out of memory. */
+ * filled), 0 allowed, -1 out of memory. A path judged already in this decision is not judged
+ * again. */
 static int file_refused(file_check *fc, const zsp_file_use *f, const char *want,
 			const char *path, const char *named)
 {
+	for (size_t k = 0; k < fc->ndone; k++)
+		if (fc->done[k].want[0] == want[0] && strcmp(fc->done[k].path, path) == 0)
+			return 0;
+	if (fc->ndone < sizeof(fc->done) / sizeof(fc->done[0]))
+		fc->done[fc->ndone++] = (struct judged){ want, path };
 	zsp_verdict one = *fc->v;
 	one.rule = NULL;
 	one.loc = (zsp_loc){ 0 };
-	if (trace(fc->a, fc->v, "file rules: `%s` %s %s", f->what, want[0] == 'r' ? "reads" : "writes",
-		  named) || (one.trace = fc->v->trace, one.ntrace = fc->v->ntrace,
-			     one.trace_cap = fc->v->trace_cap, decide_fs(fc->o, fc->a, want, path, &one)))
+	/* a path without symlinks is judged as written only: the same answer, without resolving */
+	const zsp_oracle_env *env = fc->o->env;
+	zsp_oracle_env plain = *env;
+	plain.resolve_symlinks = false;
+	bool cheap = env->resolve_symlinks && no_symlink_on_the_way(fc, path);
+	if (cheap)
+		fc->o->env = &plain;
+	int rc = trace(fc->a, fc->v, "file rules: `%s` %s %s", f->what, want[0] == 'r' ? "reads" : "writes",
+		       named) || (one.trace = fc->v->trace, one.ntrace = fc->v->ntrace,
+				  one.trace_cap = fc->v->trace_cap, decide_fs(fc->o, fc->a, want, path, &one));
+	fc->o->env = env;
+	if (rc)
 		return -1;
 	fc->v->trace = one.trace;
 	fc->v->ntrace = one.ntrace;
@@ -946,6 +1001,10 @@ static int judge_path(file_check *fc, const zsp_file_use *f, const char *word)
 	if (tree && !glob && env->resolve_symlinks &&
 	    (stat(path, &st) == 0 ? !S_ISDIR(st.st_mode) : errno == ENOENT || errno == ENOTDIR))
 		tree = false;
+	/* where the symlinks inside a tree lead is not known without walking it */
+	if (tree && (f->access & ZSP_FILE_FOLLOW))
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "it follows the symlinks below %s, "
+							   "which may lead anywhere", path));
 	for (unsigned acc = ZSP_FILE_READ; acc <= ZSP_FILE_WRITE; acc <<= 1) {
 		if (!(f->access & acc))
 			continue;
