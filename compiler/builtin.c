@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compiler/builtin.h"
+#include "compiler/files.h"
 #include "compiler/regex.h"
 #include "compiler/zsp.h"
 
@@ -55,6 +56,9 @@ typedef struct bctx {
 	const char **dirs;  /* where the command may be: the workspace, then where cd went */
 	size_t ndirs;
 	bool lost;          /* a cd went somewhere unknown: relative cd targets are unknown */
+	bool nowhere;       /* a wrapper of this command changed its directory (env -C, sudo -D) */
+	bool rerooted;      /* a wrapper of this command changed its root (chroot) */
+	const zsp_sh_result *sh; /* the parse of the text being checked */
 	const char **fnargs;/* the text defines a function: any of its words may be a function's
 			     * positional parameter (NULL: it defines none) */
 	size_t nfnargs;
@@ -1583,10 +1587,71 @@ static int change_dir(bctx *c, const char **argv, size_t argc)
 	return 0;
 }
 
+/* ---- the files commands read and write, for the oracle ---- */
+
+static int report_one(bctx *c, const char *word, void *arg)
+{
+	zsp_file_use f = *(const zsp_file_use *)arg;
+
+	f.word = c->rerooted ? NULL : word;
+	return c->env->file(c->env->file_arg, &f) < 0 ? -1 : 0;
+}
+
+/* A file the command names: each word of its brace expansion (a zsp_files_fn). */
+static int report_file(void *arg, const char *word, unsigned access, bool tree)
+{
+	bctx *c = arg;
+	zsp_file_use f = { NULL, access, tree, c->dirs, c->lost || c->nowhere ? 0 : c->ndirs,
+			       c->what };
+
+	return expand_braces(c, word, report_one, &f);
+}
+
+
+/* The files a command of the table names. Under xargs, also the ones it reads from stdin,
+ * which the text does not show; the words echo and printf print in the text (`echo F | xargs
+ * cat`) are judged as its operands too. */
+static int report_files(bctx *c, const char **argv, size_t argc)
+{
+	int rc;
+
+	if (!c->xargs)
+		return zsp_files_of(argv, argc, report_file, c);
+	zsp_file_use f = { NULL, ZSP_FILE_READ | ZSP_FILE_WRITE, true, c->dirs, 0, c->what };
+	if (c->env->file(c->env->file_arg, &f) < 0)
+		return -1;
+	for (size_t k = 0; c->sh && k < c->sh->ncmds; k++) {
+		const zsp_sh_cmd *e = &c->sh->cmds[k];
+		size_t i = e->kind == ZSP_SH_COMMAND ? command_index(e->argv, e->argc) : e->argc;
+
+		if (i >= e->argc || !(name_is(e->argv[i], "echo") || name_is(e->argv[i], "printf")))
+			continue;
+		if ((rc = spend(c, argc + e->argc)) != 0)
+			return rc;
+		const char **nv = zsp_arena_calloc(c->a, argc + e->argc + 1, sizeof *nv);
+		if (!nv)
+			return -1;
+		memcpy(nv, argv, argc * sizeof *nv);
+		memcpy(nv + argc, e->argv + i + 1, (e->argc - i - 1) * sizeof *nv);
+		if ((rc = zsp_files_of(nv, argc + e->argc - i - 1, report_file, c)) != 0)
+			return rc;
+	}
+	return zsp_files_of(argv, argc, report_file, c);
+}
+
+/* Does the wrapper run its command in another directory (env -C, sudo -D, unshare -w, ...)? */
+static bool changes_dir(const struct wrapper *wr, const opts *o)
+{
+	return (wr->kind == W_ENV && o->val['C']) || (wr->kind == W_SUDO && o->val['D']) ||
+	       ((!strcmp(wr->name, "unshare") || !strcmp(wr->name, "systemd-run")) && o->val['w']) ||
+	       (!strcmp(wr->name, "nsenter") && (o->seen['w'] || o->seen['r'])) ||
+	       (!strcmp(wr->name, "systemd-run") && o->seen['7']);
+}
+
 static int check_words(bctx *c, const char **argv, size_t argc)
 {
 	size_t i = 0;
-	bool saved = c->xargs;
+	bool saved = c->xargs, saved_nowhere = c->nowhere, saved_rerooted = c->rerooted;
 	int rc;
 
 	if ((rc = spend(c, argc)) != 0)
@@ -1613,6 +1678,8 @@ static int check_words(bctx *c, const char **argv, size_t argc)
 				continue; /* the words it expands to: assignments, wrappers, ... */
 		}
 		w = argv[i];
+		if (c->env->file && zsp_files_known(w) && (rc = report_files(c, argv + i, argc - i)) != 0)
+			break;
 		if (name_is(w, "rm")) {
 			rc = check_rm(c, argv + i + 1, argc - i - 1);
 			break;
@@ -1663,6 +1730,8 @@ static int check_words(bctx *c, const char **argv, size_t argc)
 			break;
 		start = i + 1;
 		i = wrapper_args(wr, argv, argc, start, &o);
+		c->nowhere |= changes_dir(wr, &o);
+		c->rerooted |= !strcmp(wr->name, "chroot") || (!strcmp(wr->name, "unshare") && o.val['R']);
 		if (o.unknown && i < argc) {
 			/* a long option the grammar does not know may have taken the word read as
 			 * the command: check the other reading too */
@@ -1683,10 +1752,17 @@ static int check_words(bctx *c, const char **argv, size_t argc)
 			break;
 		case W_XARGS:
 			c->xargs = true;
+			/* xargs -a FILE reads its words from FILE */
+			if (c->env->file && o.val['a'] && (rc = report_file(c, o.val['a'], ZSP_FILE_READ, false)) != 0)
+				goto done;
 			break;
 		case W_SUDO:
-			if (o.seen['e'])
-				goto done; /* sudoedit: operands are files */
+			if (o.seen['e']) {
+				/* sudoedit: operands are files it reads and writes */
+				for (size_t k = i; k < argc && c->env->file && rc == 0; k++)
+					rc = report_file(c, argv[k], ZSP_FILE_READ | ZSP_FILE_WRITE, false);
+				goto done;
+			}
 			break;
 		case W_ENV:
 			while (i < argc && !strcmp(argv[i], "-"))
@@ -1787,6 +1863,8 @@ static int check_words(bctx *c, const char **argv, size_t argc)
 	}
 done:
 	c->xargs = saved;
+	c->nowhere = saved_nowhere;
+	c->rerooted = saved_rerooted;
 	return rc;
 }
 
@@ -1863,12 +1941,22 @@ static int check_text(bctx *c, const char *text, const zsp_sh_result *sh)
 			return -1;
 		sh = &own;
 	}
+	c->sh = sh;
 	rc = sh->finding == ZSP_SH_UNSUPPORTED ? check_segments(c, text) : check_regex(c, text, false);
 	for (size_t k = 0; k < sh->ncmds && rc == 0; k++) {
 		const zsp_sh_cmd *cmd = &sh->cmds[k];
 		const char **argv = cmd->argv;
 		size_t argc = cmd->argc, i;
 
+		if (cmd->kind == ZSP_SH_REDIRECT && c->env->file && argc == 2) {
+			/* `< f` reads, `> f`, `>> f`, `&> f`, `N> f` write, `<> f` both */
+			unsigned acc = (strchr(argv[0], '<') ? ZSP_FILE_READ : 0) |
+				       (strchr(argv[0], '>') ? ZSP_FILE_WRITE : 0);
+
+			c->what = cmd->text;
+			rc = report_file(c, argv[1], acc, false);
+			continue;
+		}
 		if (cmd->kind != ZSP_SH_COMMAND)
 			continue;
 		c->what = cmd->text;

@@ -17,11 +17,29 @@ typedef struct zsp_builtin_hit {
 	const char *message;  /* for people: "deletes the root directory" */
 } zsp_builtin_hit;
 
+/* A file a command of the files table (compiler/files.h) reads or writes, as the walk of
+ * zsp_builtin_check sees it: through wrappers, scripts, variables the text set and positional
+ * parameters, each word of a brace expansion apart, redirections included. */
+typedef struct zsp_file_use {
+	const char *word;         /* the operand; NULL when the text does not show it (xargs
+				   * adds words read from stdin) */
+	unsigned access;          /* ZSP_FILE_READ, ZSP_FILE_WRITE, ZSP_FILE_VISIBLE */
+	bool tree;                /* the whole tree below it */
+	const char *const *dirs;  /* where a relative word is: each directory the command may be
+				   * in (the workspace, then where `cd` went); ndirs 0: unknown */
+	size_t ndirs;
+	const char *what;         /* the simple command (or redirection) naming it */
+} zsp_file_use;
+
 /* The machine the command runs on: absolute, lexically normal paths, or NULL when unknown. An
  * operand naming one of them (or an ancestor) counts as `~`, `.` (or `..`) does. */
 typedef struct zsp_builtin_env {
 	const char *home;  /* the requester's home directory */
 	const char *cwd;   /* the directory the command starts in (the workspace) */
+	/* When set, called for every file the walk finds (0 go on, -1 out of memory): the
+	 * oracle judges them by the fs rules (doc/oracle.md "File rules for commands"). */
+	int (*file)(void *arg, const zsp_file_use *f);
+	void *file_arg;
 } zsp_builtin_env;
 
 /* Checks the raw command and every command of its parse (sh: may be NULL when the caller has

@@ -15,6 +15,7 @@
 
 #include "compiler/builtin.h"
 #include "compiler/checks.h"
+#include "compiler/files.h"
 #include "compiler/hardening.h"
 #include "compiler/host.h"
 #include "compiler/oracle.h"
@@ -811,6 +812,249 @@ static bool has_safe_rule(const zsp_ir_tool *t)
 	return false;
 }
 
+/* ---- the files commands read and write (doc/oracle.md "File rules for commands") ---- */
+
+typedef struct file_check {
+	zsp_oracle *o;
+	zsp_arena *a;
+	zsp_verdict *v;       /* the decision's: only its trace grows here */
+	zsp_verdict deny;     /* the first file the fs rules refuse (decision DENY), else NONE */
+	const char *unknown;  /* why some file cannot be judged (the first), or NULL */
+	struct judged {
+		const char *want, *path;
+	} done[16];           /* the files judged so far (allowed: a refused one ends the check) */
+	size_t ndone;
+	const char *clean;    /* a directory with no symlink on the way (no_symlink_on_the_way) */
+} file_check;
+
+/* Names that are the command's own descriptors or the terminal, not files rules name. */
+static bool not_a_file(const char *w)
+{
+	static const char *const fds[] = { "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+					   "/dev/tty" };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (strcmp(w, fds[i]) == 0)
+			return true;
+	return strncmp(w, "/dev/fd/", 8) == 0 || strncmp(w, "/proc/self/fd/", 14) == 0 ||
+	       strncmp(w, "<(", 2) == 0 || strncmp(w, ">(", 2) == 0;
+}
+
+static int file_unknown(file_check *fc, const zsp_file_use *f, const char *why)
+{
+	if (!fc->unknown)
+		fc->unknown = zsp_arena_printf(fc->a, "`%s`: %s", f->what, why);
+	if (!fc->unknown)
+		return -1;
+	return trace(fc->a, fc->v, "file rules: `%s`: %s: it cannot be allowed", f->what, why);
+}
+
+/* Is no component of the absolute path a symlink, as far as it exists? Then it resolves to
+ * itself, and one lstat per component says so more cheaply than resolving it: commands name
+ * many files, most of them plain, most in the same directories. fc->clean is a directory found
+ * plain earlier in this decision: its components are not looked at again. */
+static bool no_symlink_on_the_way(file_check *fc, const char *path)
+{
+	char buf[PATH_MAX + 1];
+	size_t len = strlen(path), from = 1, last_dir = 0;
+	if (len > PATH_MAX || strncmp(path, "/proc", 5) == 0)
+		return false;
+	memcpy(buf, path, len + 1);
+	if (fc->clean && zsp_path_is_prefix(fc->clean, path) && strcmp(fc->clean, "/") != 0)
+		from = (last_dir = strlen(fc->clean)) + 1;
+	for (size_t end = from; end <= len; end++) {
+		if (end != len && buf[end] != '/')
+			continue;
+		struct stat st;
+		char keep = buf[end];
+		buf[end] = '\0';
+		int rc = lstat(buf, &st);
+		buf[end] = keep;
+		if (rc != 0 && errno != ENOENT)
+			return false;
+		if (rc != 0)
+			break; /* nothing below a missing component exists */
+		if (S_ISLNK(st.st_mode))
+			return false;
+		if (S_ISDIR(st.st_mode))
+			last_dir = end;
+	}
+	if (last_dir > 0 && (!fc->clean || strlen(fc->clean) != last_dir))
+		fc->clean = zsp_arena_strndup(fc->a, path, last_dir);
+	return true;
+}
+
+/* decide_fs on one concrete path, its trace added to the decision's. 1 refused (fc->deny
+ * filled), 0 allowed, -1 out of memory. A path judged already in this decision is not judged
+ * again. */
+static int file_refused(file_check *fc, const zsp_file_use *f, const char *want,
+			const char *path, const char *named)
+{
+	for (size_t k = 0; k < fc->ndone; k++)
+		if (fc->done[k].want[0] == want[0] && strcmp(fc->done[k].path, path) == 0)
+			return 0;
+	if (fc->ndone < sizeof(fc->done) / sizeof(fc->done[0]))
+		fc->done[fc->ndone++] = (struct judged){ want, path };
+	zsp_verdict one = *fc->v;
+	one.rule = NULL;
+	one.loc = (zsp_loc){ 0 };
+	/* a path without symlinks is judged as written only: the same answer, without resolving */
+	const zsp_oracle_env *env = fc->o->env;
+	zsp_oracle_env plain = *env;
+	plain.resolve_symlinks = false;
+	bool cheap = env->resolve_symlinks && no_symlink_on_the_way(fc, path);
+	if (cheap)
+		fc->o->env = &plain;
+	int rc = trace(fc->a, fc->v, "file rules: `%s` %s %s", f->what, want[0] == 'r' ? "reads" : "writes",
+		       named) || (one.trace = fc->v->trace, one.ntrace = fc->v->ntrace,
+				  one.trace_cap = fc->v->trace_cap, decide_fs(fc->o, fc->a, want, path, &one));
+	fc->o->env = env;
+	if (rc)
+		return -1;
+	fc->v->trace = one.trace;
+	fc->v->ntrace = one.ntrace;
+	fc->v->trace_cap = one.trace_cap;
+	if (one.decision != ZSP_DENY)
+		return 0;
+	/* a terminal command can ask: a path the sandbox's view cannot follow is unknown */
+	if (strcmp(one.reason, "unresolvable-path") == 0)
+		return file_unknown(fc, f, one.detail) < 0 ? -1 : 0;
+	fc->deny = one;
+	fc->deny.detail = zsp_arena_printf(fc->a, "`%s` %s %s: %s", f->what,
+					   want[0] == 'r' ? "reads" : "writes", named, one.detail);
+	return fc->deny.detail ? 1 : -1;
+}
+
+/* A path with wildcards, or a whole tree: its literal leading directories are judged as a
+ * path, and any fs rule refusing the access that one of its expansions (or a file below it)
+ * may reach makes it unknown. */
+static int judge_pattern(file_check *fc, const zsp_file_use *f, const char *want,
+			 const char *path, bool tree)
+{
+	const zsp_ir_policy *p = fc->o->p;
+	size_t cut = strlen(path);
+	for (const char *c = path; *c; c++)
+		if (*c == '*' || *c == '?' || *c == '[') {
+			while (c > path && c[-1] != '/')
+				c--;
+			cut = c > path + 1 ? (size_t)(c - path - 1) : 1;
+			break;
+		}
+	char *lead = zsp_arena_strndup(fc->a, path, cut);
+	if (!lead)
+		return -1;
+	int rc = file_refused(fc, f, want, lead, path);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	bool visible = (f->access & ZSP_FILE_VISIBLE) != 0;
+	for (size_t i = 0; i < p->nfs; i++) {
+		const zsp_ir_fs_rule *r = &p->fs[i];
+		if (r->path[0] == '$' || access_allows(r->access, want))
+			continue;
+		/* a literal rule over the leading directories lost to the one that allowed them */
+		if (!r->glob && zsp_path_is_prefix(r->path, lead))
+			continue;
+		if (!zsp_glob_overlap(path, r->path, tree, visible))
+			continue;
+		fc->o->hits[i]++;
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "%s %s may reach %s (%s)",
+							    want[0] == 'r' ? "reading" : "writing", path,
+							    fc->o->rule_texts[i], fc->o->rule_locs[i]));
+	}
+	return 0;
+}
+
+/* Has the path a component `..`? */
+static bool has_dotdot(const char *w)
+{
+	for (const char *c = w; (c = strstr(c, "..")); c += 2)
+		if ((c == w || c[-1] == '/') && (c[2] == '/' || !c[2]))
+			return true;
+	return false;
+}
+
+static int judge_concrete(file_check *fc, const zsp_file_use *f, const char *path);
+
+/* A file a command names, `~` or absolute. A `..` after a symlink leaves from the link's
+ * target, as the kernel walks it (doc/oracle.md "Path tools"): such a word is judged where
+ * it leads as well as folded as text. Without a `..`, the text alone makes it absolute, and
+ * decide_fs resolves it. What cannot be followed (/proc/self/fd/N) is unknown. */
+static int judge_path(file_check *fc, const zsp_file_use *f, const char *word)
+{
+	const zsp_oracle_env *env = fc->o->env;
+	zsp_oracle_env plain = *env;
+	plain.resolve_symlinks = false;
+	zsp_oracle_path rp;
+	if (zsp_oracle_resolve(env->resolve_symlinks && has_dotdot(word) ? env : &plain, fc->a, word, &rp))
+		return -1;
+	if (rp.unknown)
+		return file_unknown(fc, f, rp.unknown);
+	if (judge_concrete(fc, f, rp.abs) < 0)
+		return -1;
+	if (rp.resolved && fc->deny.decision != ZSP_DENY && judge_concrete(fc, f, rp.resolved) < 0)
+		return -1;
+	return 0;
+}
+
+static int judge_concrete(file_check *fc, const zsp_file_use *f, const char *path)
+{
+	const zsp_oracle_env *env = fc->o->env;
+	bool glob = strpbrk(path, "*?[") != NULL, tree = f->tree;
+	struct stat st;
+	/* a tree is what lies below a directory: a file, or nothing, on this machine has nothing
+	 * below it (a tree the text makes first is made by commands judged on their own) */
+	if (tree && !glob && env->resolve_symlinks &&
+	    (stat(path, &st) == 0 ? !S_ISDIR(st.st_mode) : errno == ENOENT || errno == ENOTDIR))
+		tree = false;
+	/* where the symlinks inside a tree lead is not known without walking it */
+	if (tree && (f->access & ZSP_FILE_FOLLOW))
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "it follows the symlinks below %s, "
+							   "which may lead anywhere", path));
+	for (unsigned acc = ZSP_FILE_READ; acc <= ZSP_FILE_WRITE; acc <<= 1) {
+		if (!(f->access & acc))
+			continue;
+		const char *want = acc == ZSP_FILE_READ ? "read" : "write";
+		int rc = glob || tree ? judge_pattern(fc, f, want, path, tree)
+				      : file_refused(fc, f, want, path, path);
+		if (rc < 0)
+			return -1;
+		if (fc->deny.decision == ZSP_DENY)
+			return 0;
+	}
+	return 0;
+}
+
+/* The hook of the built-in walk (zsp_builtin_env.file): every file a command of the table
+ * names. The first refused one decides; words without a known value are unknown. */
+static int judge_file(void *arg, const zsp_file_use *f)
+{
+	file_check *fc = arg;
+	const char *w = f->word;
+	if (fc->deny.decision == ZSP_DENY)
+		return 0;
+	if (!w)
+		return file_unknown(fc, f, "it names files the text does not show (xargs input, "
+					   "another root)");
+	if (!*w || not_a_file(w))
+		return 0;
+	if (strpbrk(w, "$`") || strstr(w, "{}"))
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "the file `%s` has no known value", w));
+	if (w[0] == '~' && ((w[1] && w[1] != '/') || !fc->o->env->home))
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "the file `%s` is in an unknown home", w));
+	if (w[0] == '/' || w[0] == '~')
+		return judge_path(fc, f, w);
+	if (f->ndirs == 0)
+		return file_unknown(fc, f, zsp_arena_printf(fc->a, "the file `%s` is relative to a directory "
+							   "that is not known", w));
+	for (size_t k = 0; k < f->ndirs && fc->deny.decision != ZSP_DENY; k++) {
+		if (!f->dirs[k])
+			return file_unknown(fc, f, "the directory it runs in is not known");
+		char *abs = zsp_arena_printf(fc->a, "%s/%s", f->dirs[k], w);
+		if (!abs || judge_path(fc, f, abs) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_verdict *v)
 {
 	size_t ti = 0;
@@ -831,8 +1075,15 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 
 	zsp_builtin_hit hit;
 	bool b;
-	/* the command starts in the workspace */
-	zsp_builtin_env where = { o->env->home, o->env->workspace };
+	/* the command starts in the workspace; the files its commands name are judged by the
+	 * fs rules in the same walk, unless the terminal allows everything (Zed's semantics) or
+	 * the policy has no fs rules to judge them by */
+	file_check fc = { .o = o, .a = a, .v = v };
+	zsp_builtin_env where = { o->env->home, o->env->workspace, NULL, NULL };
+	if (o->p->nfs && !allows_everything(o, t)) {
+		where.file = judge_file;
+		where.file_arg = &fc;
+	}
 	if (zsp_builtin_check(a, cmd, &sh, &where, &hit, &b) != ZSP_OK)
 		return -1;
 	if (b) {
@@ -842,6 +1093,12 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	}
 	if (trace(a, v, "built-in rules: no match"))
 		return -1;
+	if (fc.deny.decision == ZSP_DENY) {
+		decide(v, ZSP_DENY, fc.deny.reason, fc.deny.detail);
+		v->rule = fc.deny.rule;
+		v->loc = fc.deny.loc;
+		return trace(a, v, "file rules: %s: denied whatever the terminal rules say", fc.deny.detail);
+	}
 	if (sh.finding != ZSP_SH_CLEAN) {
 		if (!allows_everything(o, t)) {
 			bool sub = sh.finding == ZSP_SH_SUBSTITUTION;
@@ -896,6 +1153,15 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		return -1;
 	if (decide_texts(o, a, t, ti, judged, njudged, entries, sh.ncmds, 1, texts + 1, unsafe, v) != 0)
 		return -1;
+	/* a file no rule could judge: no allow (doc/oracle.md "File rules for commands") */
+	if (fc.unknown && v->decision == ZSP_ALLOW) {
+		const char *by = v->rule;
+		decide(v, ZSP_ASK, "fs-unknown", fc.unknown);
+		v->rule = NULL;
+		v->loc = (zsp_loc){ 0 };
+		if (trace(a, v, "an allow%s%s, but %s: ask", by ? " by " : "", by ? by : "", fc.unknown))
+			return -1;
+	}
 	/* the rules read the command as sh would run it: under another shell an allow proves
 	 * nothing (zsh runs code from a glob qualifier); a deny or an ask stands */
 	if (!unmodeled || v->decision != ZSP_ALLOW || allows_everything(o, t))

@@ -3,6 +3,7 @@
 #include "compiler/path.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A malformed UTF-8 byte b decodes to NOT_A_CHAR + b, so it never equals a real code point. */
@@ -727,4 +728,196 @@ bool zsp_path_lexical(const char *in, char *out, size_t outlen)
 	}
 	out[n] = '\0';
 	return true;
+}
+
+/* ---- overlap of two patterns, for the files of commands ---- */
+
+enum { TOK_LIT, TOK_ANY, TOK_STAR };
+
+typedef struct tok {
+	unsigned char type, ch;
+} tok;
+
+/* The tokens of one component (n bytes): a class is any character (which only ever finds more
+ * overlap); escapes, in a rule pattern, quote the next character. NULL when out of memory. */
+static tok *tokens(const char *p, size_t n, bool escapes, size_t *count)
+{
+	tok *t = malloc((n + 1) * sizeof(*t));
+	size_t k = 0;
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (escapes && p[i] == '\\' && i + 1 < n) {
+			t[k++] = (tok){ TOK_LIT, (unsigned char)p[++i] };
+		} else if (p[i] == '*') {
+			t[k++] = (tok){ TOK_STAR, 0 };
+		} else if (p[i] == '?') {
+			t[k++] = (tok){ TOK_ANY, 0 };
+		} else if (p[i] == '[') {
+			size_t j = i + 1;
+
+			j += j < n && (p[j] == '!' || p[j] == '^');
+			j += j < n && p[j] == ']';
+			while (j < n && p[j] != ']')
+				j += escapes && p[j] == '\\' ? 2 : 1;
+			if (j < n) {
+				t[k++] = (tok){ TOK_ANY, 0 };
+				i = j;
+			} else {
+				t[k++] = (tok){ TOK_LIT, '[' };
+			}
+		} else {
+			t[k++] = (tok){ TOK_LIT, (unsigned char)p[i] };
+		}
+	}
+	*count = k;
+	return t;
+}
+
+/* Can one name match both component patterns? Searches the product of the two patterns'
+ * positions (each visited once). true also when out of memory or too large (fail closed). */
+static bool component_overlap(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t la = 0, lb = 0;
+	tok *ta = tokens(a, an, false, &la), *tb = tokens(b, bn, true, &lb);
+	size_t states = (la + 1) * (lb + 1);
+	unsigned char *seen = ta && tb && states <= (1u << 22) ? calloc(states, 1) : NULL;
+	size_t *stack = seen ? malloc(2 * states * sizeof(*stack) + 2 * sizeof(*stack)) : NULL;
+	bool found = !stack;
+	size_t top = 0;
+
+	if (stack) {
+		stack[top++] = 0;
+		seen[0] = 1;
+	}
+	while (!found && top > 0) {
+		size_t s = stack[--top], x = s / (lb + 1), y = s % (lb + 1);
+		size_t next[4], nn = 0;
+
+		if (x == la && y == lb) {
+			found = true;
+			break;
+		}
+		bool sa = x < la && ta[x].type == TOK_STAR, sb = y < lb && tb[y].type == TOK_STAR;
+		if (sa)
+			next[nn++] = (x + 1) * (lb + 1) + y;       /* the star matches nothing more */
+		if (sa && y < lb && !sb)
+			next[nn++] = x * (lb + 1) + y + 1;         /* it eats b's character */
+		if (sb)
+			next[nn++] = x * (lb + 1) + y + 1;
+		if (sb && x < la && !sa)
+			next[nn++] = (x + 1) * (lb + 1) + y;
+		if (x < la && y < lb && !sa && !sb &&
+		    (ta[x].type == TOK_ANY || tb[y].type == TOK_ANY || ta[x].ch == tb[y].ch))
+			next[nn++] = (x + 1) * (lb + 1) + y + 1;
+		for (size_t k = 0; k < nn; k++)
+			if (!seen[next[k]]) {
+				seen[next[k]] = 1;
+				stack[top++] = next[k];
+			}
+	}
+	free(ta);
+	free(tb);
+	free(seen);
+	free(stack);
+	return found;
+}
+
+typedef struct comps {
+	const char **p;
+	size_t *n;
+	size_t count;
+} comps;
+
+static bool split_comps(const char *s, comps *c)
+{
+	size_t max = 1;
+
+	for (const char *q = s; *q; q++)
+		max += *q == '/';
+	c->p = malloc(max * sizeof(*c->p));
+	c->n = malloc(max * sizeof(*c->n));
+	c->count = 0;
+	if (!c->p || !c->n)
+		return false;
+	for (const char *q = s; *q;) {
+		while (*q == '/')
+			q++;
+		if (!*q)
+			break;
+		size_t len = strcspn(q, "/");
+		c->p[c->count] = q;
+		c->n[c->count++] = len;
+		q += len;
+	}
+	return true;
+}
+
+static bool comp_globstar(const comps *c, size_t i)
+{
+	return c->n[i] == 2 && c->p[i][0] == '*' && c->p[i][1] == '*';
+}
+
+bool zsp_glob_overlap(const char *word, const char *rule, bool tree, bool visible)
+{
+	comps w = { 0 }, r = { 0 };
+	bool found = false;
+
+	if (!split_comps(word, &w) || !split_comps(rule, &r)) {
+		found = true; /* out of memory: fail closed */
+		goto out;
+	}
+	size_t n = w.count, m = r.count, states = (n + 1) * (m + 1);
+	unsigned char *seen = calloc(states, 1);
+	size_t *stack = seen ? malloc(2 * states * sizeof(*stack) + 2 * sizeof(*stack)) : NULL, top = 0;
+
+	found = !stack;
+	if (stack) {
+		stack[top++] = 0;
+		seen[0] = 1;
+	}
+	while (!found && top > 0) {
+		size_t s = stack[--top], i = s / (m + 1), j = s % (m + 1), next[2], nn = 0;
+
+		if (j == m) {
+			found = true; /* the rule covers the path the word names (or one below it) */
+			break;
+		}
+		if (i == n && tree) {
+			/* the rest of the rule lies below the word: reached unless it is hidden and
+			 * the tree skips hidden entries */
+			bool hidden = false;
+
+			for (size_t k = j; k < m && visible && !hidden; k++)
+				hidden = r.p[k][0] == '.';
+			if (!hidden) {
+				found = true;
+				break;
+			}
+		}
+		if (comp_globstar(&r, j)) {
+			next[nn++] = i * (m + 1) + j + 1;
+			if (i < n)
+				next[nn++] = (i + 1) * (m + 1) + j;
+		} else if (i < n && comp_globstar(&w, i)) {
+			next[nn++] = (i + 1) * (m + 1) + j;
+			next[nn++] = i * (m + 1) + j + 1;
+		} else if (i < n && component_overlap(w.p[i], w.n[i], r.p[j], r.n[j])) {
+			next[nn++] = (i + 1) * (m + 1) + j + 1;
+		}
+		for (size_t k = 0; k < nn; k++)
+			if (!seen[next[k]]) {
+				seen[next[k]] = 1;
+				stack[top++] = next[k];
+			}
+	}
+	free(seen);
+	free(stack);
+out:
+	free(w.p);
+	free(w.n);
+	free(r.p);
+	free(r.n);
+	return found;
 }

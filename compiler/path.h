@@ -75,4 +75,13 @@ char *zsp_path_join(zsp_arena *a, const char *root, const char *rel);
  * absolute or out (outlen bytes) is too small. */
 bool zsp_path_lexical(const char *in, char *out, size_t outlen);
 
+/* May a path the shell word `word` names (absolute, lexically normal; `* ? [` are wildcards, no
+ * escapes, `**` any number of components) lie at or below a path the fs rule pattern `rule`
+ * covers (normalized, zsp_glob_match's syntax; a rule covers what is below it too)? With tree,
+ * also when the rule lies below such a path (the command reads or writes the whole tree), but
+ * with visible not when a component of the rule below the word starts with `.` (the tree
+ * skips hidden entries). Over-approximates (a class counts as any character; true on
+ * out-of-memory): judging more paths refused only ever allows less. */
+bool zsp_glob_overlap(const char *word, const char *rule, bool tree, bool visible);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compiler/builtin.h"
+#include "compiler/files.h"
 #include "compiler/zsp.h"
 
 static zsp_arena *arena;
@@ -604,6 +605,80 @@ static void test_unwrap(void)
 	CU_ASSERT(unwrapped_has(buf, "rm x", true));
 }
 
+/* The files the walk reports to the oracle: "r f" read, "w f" write, "rw f" both, "+" a tree,
+ * "?" a word the text does not show, "@N" N directories known, separated by ", ". */
+static int record_file(void *arg, const zsp_file_use *f)
+{
+	char *out = arg;
+	size_t len = strlen(out);
+	unsigned rw = f->access & (ZSP_FILE_READ | ZSP_FILE_WRITE);
+
+	snprintf(out + len, 512 - len, "%s%s%s %s%s", len ? ", " : "",
+		 rw & ZSP_FILE_READ ? "r" : "", rw & ZSP_FILE_WRITE ? "w" : "", f->word ? f->word : "?",
+		 f->tree ? "+" : "");
+	if (f->ndirs != 1) {
+		len = strlen(out);
+		snprintf(out + len, 512 - len, "@%zu", f->ndirs);
+	}
+	return 0;
+}
+
+static void test_files(void)
+{
+	static const struct {
+		const char *cmd, *want;
+	} cases[] = {
+		{ "cat a b", "r a, r b" },
+		{ "head -n 5 f", "r f" },
+		{ "head -n5 -- -f", "r -f" },
+		{ "tail -f log", "r log" },
+		{ "tail --lines 3 x", "r x" },
+		{ "cat - < in > out", "r in, w out" },
+		{ "grep -e pat f g", "r f, r g" },
+		{ "grep pat f", "r f" },
+		{ "grep -r pat", "r .+" },
+		{ "grep -f pats f", "r pats, r f" },
+		{ "rg pat", "r .+" },
+		{ "sed -i s/a/b/ f", "rw f" },
+		{ "sed -n 1p f", "r f" },
+		{ "cp a b c", "r a, r b, w c" },
+		{ "cp -t dir a b", "r a, r b, w dir" },
+		{ "cp -r src dst", "r src+, w dst+" },
+		{ "cp --target=dir a", "r a, w dir" },
+		{ "mv a b", "w a+, w b" },
+		{ "tee -a x y", "w x, w y" },
+		{ "sort -o out in", "w out, r in" },
+		{ "uniq in out", "r in, w out" },
+		{ "dd if=a of=b bs=1", "r a, w b" },
+		{ "ln -s target link", "r target, w link" },
+		{ "touch -r ref new", "r ref, w new" },
+		{ "cat {a,b}", "r a, r b" },
+		{ "sudo cat x", "r x" },
+		{ "timeout 5 cat x", "r x" },
+		{ "sh -c 'cat \"$1\"' _ x", "r x" },
+		{ "cd /d && cat x", "r x@2" },
+		{ "env -C /d cat x", "r x@0" },
+		{ "echo a | xargs cat", "rw ?+@0, r a" },
+		{ "echo x >> log 2> err", "w log, w err" },
+		{ "ls -la", "" },
+		{ "git diff", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char got[512] = "";
+		zsp_builtin_env env = { "/home/u", "/w/ws", record_file, got };
+		zsp_builtin_hit hit;
+		bool matched = false;
+		zsp_sh_result sh;
+
+		CU_ASSERT_FATAL(zsp_sh_parse(arena, cases[i].cmd, &sh) == ZSP_OK);
+		CU_ASSERT(zsp_builtin_check(arena, cases[i].cmd, &sh, &env, &hit, &matched) == ZSP_OK);
+		if (strcmp(got, cases[i].want) != 0)
+			fprintf(stderr, "\n  files of `%s`: `%s`, want `%s`\n", cases[i].cmd, got, cases[i].want);
+		CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -616,7 +691,8 @@ int main(void)
 	    !CU_add_test(suite, "nested shells", test_nesting) ||
 	    !CU_add_test(suite, "unparsable text", test_unparsable) ||
 	    !CU_add_test(suite, "long input", test_long_input) ||
-	    !CU_add_test(suite, "unwrap", test_unwrap)) {
+	    !CU_add_test(suite, "unwrap", test_unwrap) ||
+	    !CU_add_test(suite, "files", test_files)) {
 		CU_cleanup_registry();
 		return CU_get_error();
 	}

@@ -520,6 +520,47 @@ static void test_resolve_proc(void)
 		CU_ASSERT_TRUE(resolves("/dev/fd/3", ws, NULL));
 }
 
+/* zsp_glob_overlap: may a word's expansion be at or below (tree: also above) a rule's path? */
+static void test_glob_overlap(void)
+{
+	static const struct {
+		const char *word, *rule;
+		bool tree, visible, want;
+	} cases[] = {
+		{ "/h/u/.ssh/id_rsa", "/h/u/.ssh", false, false, true },   /* below the rule */
+		{ "/h/u/.ssh", "/h/u/.ssh", false, false, true },
+		{ "/h/u/.ss?/id_rsa", "/h/u/.ssh", false, false, true },
+		{ "/h/u/*/id_rsa", "/h/u/.ssh", false, false, true },      /* * also a leading dot */
+		{ "/h/u/.[a-z]sh/k", "/h/u/.ssh", false, false, true },    /* a class is any character */
+		{ "/h/u/.ssx/k", "/h/u/.ssh", false, false, false },
+		{ "/h/u/.s*", "/h/u/.ssh/id_rsa", false, false, false },   /* above it: not read */
+		{ "/h/u/.s*", "/h/u/.ssh/id_rsa", true, false, true },     /* unless a tree */
+		{ "/w/src/*.c", "**/.env", false, false, false },          /* no name is both */
+		{ "/w/src/*", "**/.env", false, false, true },
+		{ "/w/src/a*", "**/*b", false, false, true },              /* `ab` is both */
+		{ "/w/src/.e*", "**/.env", false, false, true },
+		{ "/w", "**/.env", true, false, true },
+		{ "/w", "**/.env", true, true, false },                    /* a tree skipping hidden entries */
+		{ "/w", "/w/src/secret", true, true, true },
+		{ "/w", "/w/src/.git/x", true, true, false },
+		{ "/w/**/k", "/w/a/b/c/k", false, false, true },           /* globstar */
+		{ "/w/x", "/", false, false, true },
+		{ "/w/x", "/v", true, false, false },
+		{ "/w/a*", "/w/\\*x", false, false, false },         /* the literal `*x` starts with `*` */
+		{ "/w/?x", "/w/\\*x", false, false, true },
+		{ "/w/b", "/w/\\*", false, false, false },                  /* \* is a literal star */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool got = zsp_glob_overlap(cases[i].word, cases[i].rule, cases[i].tree, cases[i].visible);
+
+		if (got != cases[i].want)
+			fprintf(stderr, "glob_overlap(%s, %s, %d, %d): %d\n", cases[i].word, cases[i].rule,
+				cases[i].tree, cases[i].visible, got);
+		CU_ASSERT(got == cases[i].want);
+	}
+}
+
 int main(void)
 {
 	CU_pSuite suite;
@@ -538,7 +579,8 @@ int main(void)
 	    !CU_add_test(suite, "unescape", test_unescape) ||
 	    !CU_add_test(suite, "prefix, depth, join", test_prefix_depth_join) ||
 	    !CU_add_test(suite, "resolve symlinks", test_resolve_symlinks) ||
-	    !CU_add_test(suite, "resolve /proc", test_resolve_proc)) {
+	    !CU_add_test(suite, "resolve /proc", test_resolve_proc) ||
+	    !CU_add_test(suite, "glob_overlap", test_glob_overlap)) {
 		CU_cleanup_registry();
 		return CU_get_error();
 	}
