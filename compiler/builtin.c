@@ -886,6 +886,10 @@ static int check_rm(bctx *c, const char **args, size_t n)
 			return rc;
 		if (t != T_NONE)
 			return set_hit(c, rules[t].rule, rules[t].message);
+		/* where substitutions are judged, their result is any word: `/` as well */
+		if (c->env->unknown_rm && strpbrk(args[k], "$`") && rm_recursive(args, n))
+			return set_hit(c, "rm-unknown",
+				       "deletes recursively a word whose value is unknown, which cannot be checked");
 		/* inside a function, $1 may be any word a call passes: try each */
 		for (size_t f = 0; f < c->nfnargs && positional_word(args[k]); f++) {
 			const char *rest = args[k] + strcspn(args[k], "/");

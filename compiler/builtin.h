@@ -22,6 +22,8 @@ typedef struct zsp_builtin_hit {
 typedef struct zsp_builtin_env {
 	const char *home;  /* the requester's home directory */
 	const char *cwd;   /* the directory the command starts in (the workspace) */
+	bool unknown_rm;   /* `substitutions judged;`: a recursive rm of a word whose value is not
+			    * known (holds `$` or a backquote after variables) is rm-unknown */
 } zsp_builtin_env;
 
 /* Checks the raw command and every command of its parse (sh: may be NULL when the caller has
