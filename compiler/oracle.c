@@ -799,8 +799,15 @@ static int shell_unmodeled(zsp_oracle *o, zsp_arena *a, zsp_verdict *v, const ch
  * even `.`: no allow rule can match the word, or the command around it with `.*`. */
 #define UNKNOWN_WORD "\xff"
 
-/* The entries as allow rules see them when the text has substitutions: every word holding `$`
- * or a backquote is UNKNOWN_WORD (the parse does not say which are quoted: a literal `'$x'` is
+/* A word whose value the text does not show: it holds `$`, a backquote, or a process
+ * substitution (a /dev/fd path, fed by commands that are entries of their own). */
+static bool unknown_word(const char *w)
+{
+	return strpbrk(w, "$`") || strstr(w, "<(") || strstr(w, ">(");
+}
+
+/* The entries as allow rules see them when the text has substitutions: every unknown_word()
+ * is UNKNOWN_WORD (the parse does not say which are quoted: a literal `'$x'` is
  * taken for unknown too, which only ever allows less). *entries becomes a new array.
  * *unknown_command is set when a command word (after the assignments) is unknown: that
  * command could be any program, and a regex that matches the empty string (`/^/`, `/a?/`)
@@ -815,9 +822,9 @@ static int unknown_words(zsp_arena *a, const zsp_sh_result *sh, const char ***en
 	for (size_t i = 0; i < sh->ncmds; i++) {
 		const zsp_sh_cmd *c = &sh->cmds[i];
 		out[i] = c->text;
-		if (!strpbrk(c->text, "$`"))
+		if (!unknown_word(c->text))
 			continue;
-		if (c->kind == ZSP_SH_COMMAND && c->nassign < c->argc && strpbrk(c->argv[c->nassign], "$`"))
+		if (c->kind == ZSP_SH_COMMAND && c->nassign < c->argc && unknown_word(c->argv[c->nassign]))
 			*unknown_command = true;
 		size_t len = 1;
 		for (size_t k = 0; k < c->argc; k++)
@@ -826,7 +833,7 @@ static int unknown_words(zsp_arena *a, const zsp_sh_result *sh, const char ***en
 		if (!t)
 			return -1;
 		for (size_t k = 0; k < c->argc; k++) {
-			const char *w = strpbrk(c->argv[k], "$`") ? UNKNOWN_WORD : c->argv[k];
+			const char *w = unknown_word(c->argv[k]) ? UNKNOWN_WORD : c->argv[k];
 			if (k)
 				*p++ = ' ';
 			p = stpcpy(p, w);
