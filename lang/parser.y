@@ -134,8 +134,8 @@ static struct stmt_list cat(struct stmt_list a, struct stmt_list b)
 %token T_SYSCALLS "syscalls" T_ERRNO "errno" T_KILL "kill" T_TOOL "tool" T_PATH "path"
 %token T_CASE "case" T_SENSITIVE "sensitive" T_INSENSITIVE "insensitive" T_TEST "test"
 %token T_CACHE "cache" T_TMP "tmp" T_PRIVATE "private" T_HOST "host" T_SAFE "safe"
-%token T_DEFINE "define" T_EXPECT "expect"
 %token T_SUBSTITUTIONS "substitutions" T_JUDGED "judged" T_DENIED "denied"
+%token T_DEFINE "define" T_EXPECT "expect"
 
 %type <text> word keyword
 %type <str> string
@@ -643,7 +643,7 @@ static const char *token_display(yysymbol_kind_t k, char *buf, size_t size)
 
 static bool is_keyword(yysymbol_kind_t k)
 {
-	return k >= YYSYMBOL_T_ZSP && k <= YYSYMBOL_T_EXPECT;
+	return k >= YYSYMBOL_T_ZSP && k <= YYSYMBOL_T_EXPECT;  /* T_EXPECT is declared last */
 }
 
 /* `allow //;` reads as a rule cut short by a comment. Finds such a `//` on the line before
