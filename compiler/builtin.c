@@ -977,7 +977,7 @@ static int check_find(bctx *c, const char **argv, size_t argc)
 {
 	static const char *cwd[] = { "." };
 	bool dangerous = false, unnarrowed_delete = false, narrowed = false, untrusted = false,
-	     negate = false;
+	     negate = false, unknown_start = false;
 	const char **starts;
 	size_t i = 1, start;
 
@@ -1006,6 +1006,7 @@ static int check_find(bctx *c, const char **argv, size_t argc)
 		if ((rc = classify_word(c, starts[k], &t)) != 0)
 			return rc;
 		dangerous = t != T_NONE;
+		unknown_start |= c->env->unknown_rm && strpbrk(starts[k], "$`");
 	}
 	for (; i < argc; i++) {
 		const char *w = argv[i];
@@ -1044,6 +1045,10 @@ static int check_find(bctx *c, const char **argv, size_t argc)
 	if (dangerous && unnarrowed_delete)
 		return set_hit(c, "find-delete-root",
 			       "find deletes everything under the root, home, current or parent directory");
+	/* where substitutions are judged, as for rm: an unknown start point may be `/` */
+	if (unknown_start && unnarrowed_delete)
+		return set_hit(c, "rm-unknown",
+			       "find deletes everything under a start point whose value is unknown");
 	return 0;
 }
 
