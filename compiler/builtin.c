@@ -890,6 +890,10 @@ static int check_rm(bctx *c, const char **args, size_t n)
 			return rc;
 		if (t != T_NONE)
 			return set_hit(c, rules[t].rule, rules[t].message);
+		/* where substitutions are judged, their result is any word: `/` as well */
+		if (c->env->unknown_rm && strpbrk(args[k], "$`") && rm_recursive(args, n))
+			return set_hit(c, "rm-unknown",
+				       "deletes recursively a word whose value is unknown, which cannot be checked");
 		/* inside a function, $1 may be any word a call passes: try each */
 		for (size_t f = 0; f < c->nfnargs && positional_word(args[k]); f++) {
 			const char *rest = args[k] + strcspn(args[k], "/");
@@ -977,7 +981,7 @@ static int check_find(bctx *c, const char **argv, size_t argc)
 {
 	static const char *cwd[] = { "." };
 	bool dangerous = false, unnarrowed_delete = false, narrowed = false, untrusted = false,
-	     negate = false;
+	     negate = false, unknown_start = false;
 	const char **starts;
 	size_t i = 1, start;
 
@@ -1006,6 +1010,7 @@ static int check_find(bctx *c, const char **argv, size_t argc)
 		if ((rc = classify_word(c, starts[k], &t)) != 0)
 			return rc;
 		dangerous = t != T_NONE;
+		unknown_start |= c->env->unknown_rm && strpbrk(starts[k], "$`");
 	}
 	for (; i < argc; i++) {
 		const char *w = argv[i];
@@ -1044,6 +1049,10 @@ static int check_find(bctx *c, const char **argv, size_t argc)
 	if (dangerous && unnarrowed_delete)
 		return set_hit(c, "find-delete-root",
 			       "find deletes everything under the root, home, current or parent directory");
+	/* where substitutions are judged, as for rm: an unknown start point may be `/` */
+	if (unknown_start && unnarrowed_delete)
+		return set_hit(c, "rm-unknown",
+			       "find deletes everything under a start point whose value is unknown");
 	return 0;
 }
 

@@ -40,6 +40,8 @@ typedef struct zsp_builtin_env {
 	 * oracle judges them by the fs rules (doc/oracle.md "File rules for commands"). */
 	int (*file)(void *arg, const zsp_file_use *f);
 	void *file_arg;
+	bool unknown_rm;   /* `substitutions judged;`: a recursive rm of a word whose value is not
+			    * known (holds `$` or a backquote after variables) is rm-unknown */
 } zsp_builtin_env;
 
 /* Checks the raw command and every command of its parse (sh: may be NULL when the caller has

@@ -126,6 +126,7 @@ typedef struct zsp_ir_tool {
 	const char *name;
 	zsp_decision def;      /* ZSP_DECISION_NONE: fall through to the policy default */
 	bool case_sensitive;
+	bool judge_substitutions; /* terminal's `substitutions judged;` (doc/oracle.md, step 2) */
 	zsp_ir_tool_rule *rules;
 	size_t nrules;
 	zsp_loc loc;

@@ -295,6 +295,8 @@ static void policy(struct out *o, const zsp_ir_policy *p)
 		open_(o, NULL, '{');
 		kv_str(o, "name", t->name);
 		kv_str(o, "default", decision(t->def));
+		if (t->judge_substitutions)   /* only when not Zed's rule, so older IR reads the same */
+			kv_str(o, "substitutions", "judged");
 		kv_loc(o, "loc", t->loc);
 		open_(o, "rules", '[');
 		for (size_t j = 0; j < t->nrules; j++) {

@@ -270,6 +270,7 @@ static bool merge_base(zsp_cc *cc, struct raw *dst, const struct raw *b)
 		if (bt->def)
 			t->def = bt->def;
 		t->case_sensitive = bt->case_sensitive;
+		t->judge_substitutions = bt->judge_substitutions;
 		size_t had = t->nrules;
 		for (size_t j = 0; j < bt->nrules; j++) {
 			bool have = false;
@@ -555,6 +556,18 @@ static bool safe_fits(zsp_cc *cc, const char *tool, zsp_decision d, const zsp_as
 	return true;
 }
 
+/* `substitutions judged;` is about the shell check of terminal commands: no other tool has one */
+static bool substitutions_fit(zsp_cc *cc, const char *tool, const zsp_ast_stmt *b)
+{
+	if (strcmp(tool, "terminal") == 0)
+		return true;
+	zsp_diag_error(cc->diag, b->loc, "`substitutions` is a setting of terminal commands; `%s` runs none",
+		       tool);
+	zsp_diag_hint(cc->diag, "write `substitutions %s;` in the block of tool \"terminal\"",
+		      b->op ? "judged" : "denied");
+	return false;
+}
+
 static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *st)
 {
 	struct raw *r = &ps->raw;
@@ -574,16 +587,24 @@ static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *
 		if (best)
 			zsp_diag_hint(cc->diag, "did you mean `%s`?", best);
 	}
-	zsp_loc def_seen = { 0 }, case_seen = { 0 };
+	zsp_loc def_seen = { 0 }, case_seen = { 0 }, subst_seen = { 0 };
 	const zsp_ir_tool *inherited = find_tool(r, name);
 	/* without its own `case`, the block keeps the one of the base it extends */
 	bool case_sensitive = inherited ? inherited->case_sensitive : false;
+	bool judge_substitutions = false;
 	for (const zsp_ast_stmt *b = st->body; b; b = b->next) {
 		if (b->kind == ZSP_ST_TOOL_CASE) {
 			if (case_seen.src)
 				twice_in(cc, b->loc, case_seen, "`case`", "tool block");
 			case_seen = b->loc;
 			case_sensitive = b->op == 1;
+		} else if (b->kind == ZSP_ST_TOOL_SUBSTITUTIONS) {
+			if (!substitutions_fit(cc, name, b))
+				continue;
+			if (subst_seen.src)
+				twice_in(cc, b->loc, subst_seen, "`substitutions`", "tool block");
+			subst_seen = b->loc;
+			judge_substitutions = b->op == 1;
 		}
 	}
 	zsp_ir_tool *t = find_tool(r, name);
@@ -592,6 +613,9 @@ static void lower_tool(zsp_cc *cc, struct policy_state *ps, const zsp_ast_stmt *
 	t->loc = st->args->loc;
 	if (case_seen.src)
 		t->case_sensitive = case_sensitive;
+	/* likewise `substitutions` */
+	if (subst_seen.src)
+		t->judge_substitutions = judge_substitutions;
 	for (const zsp_ast_stmt *b = st->body; b; b = b->next) {
 		if (b->kind == ZSP_ST_TOOL_DEFAULT) {
 			if (def_seen.src)

@@ -772,19 +772,33 @@ static int shell_unmodeled(zsp_oracle *o, zsp_arena *a, zsp_verdict *v, const ch
  * even `.`: no allow rule can match the word, or the command around it with `.*`. */
 #define UNKNOWN_WORD "\xff"
 
-/* The entries as allow rules see them when the text has substitutions: every word holding `$`
- * or a backquote is UNKNOWN_WORD (the parse does not say which are quoted: a literal `'$x'` is
- * taken for unknown too, which only ever allows less). *entries becomes a new array. */
-static int unknown_words(zsp_arena *a, const zsp_sh_result *sh, const char ***entries)
+/* A word whose value the text does not show: it holds `$`, a backquote, or a process
+ * substitution (a /dev/fd path, fed by commands that are entries of their own). */
+static bool unknown_word(const char *w)
+{
+	return strpbrk(w, "$`") || strstr(w, "<(") || strstr(w, ">(");
+}
+
+/* The entries as allow rules see them when the text has substitutions: every unknown_word()
+ * is UNKNOWN_WORD (the parse does not say which are quoted: a literal `'$x'` is
+ * taken for unknown too, which only ever allows less). *entries becomes a new array.
+ * *unknown_command is set when a command word (after the assignments) is unknown: that
+ * command could be any program, and a regex that matches the empty string (`/^/`, `/a?/`)
+ * would match the placeholder, so no allow rule may cover it. */
+static int unknown_words(zsp_arena *a, const zsp_sh_result *sh, const char ***entries,
+			 bool *unknown_command)
 {
 	const char **out = zsp_arena_calloc(a, sh->ncmds + 1, sizeof(char *));
 	if (!out)
 		return -1;
+	*unknown_command = false;
 	for (size_t i = 0; i < sh->ncmds; i++) {
 		const zsp_sh_cmd *c = &sh->cmds[i];
 		out[i] = c->text;
-		if (!strpbrk(c->text, "$`"))
+		if (!unknown_word(c->text))
 			continue;
+		if (c->kind == ZSP_SH_COMMAND && c->nassign < c->argc && unknown_word(c->argv[c->nassign]))
+			*unknown_command = true;
 		size_t len = 1;
 		for (size_t k = 0; k < c->argc; k++)
 			len += strlen(c->argv[k]) + 1;
@@ -792,7 +806,7 @@ static int unknown_words(zsp_arena *a, const zsp_sh_result *sh, const char ***en
 		if (!t)
 			return -1;
 		for (size_t k = 0; k < c->argc; k++) {
-			const char *w = strpbrk(c->argv[k], "$`") ? UNKNOWN_WORD : c->argv[k];
+			const char *w = unknown_word(c->argv[k]) ? UNKNOWN_WORD : c->argv[k];
 			if (k)
 				*p++ = ' ';
 			p = stpcpy(p, w);
@@ -1079,7 +1093,8 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	 * fs rules in the same walk, unless the terminal allows everything (Zed's semantics) or
 	 * the policy has no fs rules to judge them by */
 	file_check fc = { .o = o, .a = a, .v = v };
-	zsp_builtin_env where = { o->env->home, o->env->workspace, NULL, NULL };
+	zsp_builtin_env where = { .home = o->env->home, .cwd = o->env->workspace,
+				  .unknown_rm = t && t->judge_substitutions };
 	if (o->p->nfs && !allows_everything(o, t)) {
 		where.file = judge_file;
 		where.file_arg = &fc;
@@ -1099,7 +1114,14 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 		v->loc = fc.deny.loc;
 		return trace(a, v, "file rules: %s: denied whatever the terminal rules say", fc.deny.detail);
 	}
-	if (sh.finding != ZSP_SH_CLEAN) {
+	/* under `substitutions judged;` a substitution is no reason to deny: its commands are
+	 * entries like the others, and its result an unknown word (doc/oracle.md, steps 2 and 5) */
+	bool subst_judged = sh.finding == ZSP_SH_SUBSTITUTION && t && t->judge_substitutions;
+	if (subst_judged) {
+		if (trace(a, v, "%s at byte %zu: the terminal judges substitutions, so its commands are "
+			  "entries and its result an unknown word", sh.why, sh.where))
+			return -1;
+	} else if (sh.finding != ZSP_SH_CLEAN) {
 		if (!allows_everything(o, t)) {
 			bool sub = sh.finding == ZSP_SH_SUBSTITUTION;
 			decide(v, ZSP_DENY, sub ? "substitution" : "unsupported",
@@ -1145,13 +1167,22 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	}
 	/* allow rules see an unknown word as a placeholder no literal matches */
 	const char **entries = texts + 1;
-	if (sh.finding == ZSP_SH_SUBSTITUTION && unknown_words(a, &sh, &entries) < 0)
+	size_t nentries = sh.ncmds;
+	bool unknown_command = false;
+	if (sh.finding == ZSP_SH_SUBSTITUTION && unknown_words(a, &sh, &entries, &unknown_command) < 0)
 		return -1;
-	/* `allow safe` judges the commands themselves, and only a text that parsed cleanly */
+	if (unknown_command) {
+		nentries = 0;  /* all_allowed then allows nothing */
+		if (trace(a, v, "a command word is a substitution: it could be any program, and no allow rule covers it"))
+			return -1;
+	}
+	/* `allow safe` judges the commands themselves, only in a text that parsed cleanly or whose
+	 * substitutions are judged (a word holding one is never safe) */
 	const char **unsafe = NULL;
-	if (has_safe_rule(t) && sh.finding == ZSP_SH_CLEAN && zsp_safe_judge(a, &sh, &unsafe) != ZSP_OK)
+	if (has_safe_rule(t) && (sh.finding == ZSP_SH_CLEAN || subst_judged) &&
+	    zsp_safe_judge(a, &sh, &unsafe) != ZSP_OK)
 		return -1;
-	if (decide_texts(o, a, t, ti, judged, njudged, entries, sh.ncmds, 1, texts + 1, unsafe, v) != 0)
+	if (decide_texts(o, a, t, ti, judged, njudged, entries, nentries, 1, texts + 1, unsafe, v) != 0)
 		return -1;
 	/* a file no rule could judge: no allow (doc/oracle.md "File rules for commands") */
 	if (fc.unknown && v->decision == ZSP_ALLOW) {

@@ -40,6 +40,7 @@ typedef enum zsp_ast_kind {
 	ZSP_ST_SENSITIVE,    /* args = names under which path tools ask instead of allowing */
 	ZSP_ST_TOOL_DEFAULT, /* decision */
 	ZSP_ST_TOOL_CASE,    /* op = 1 sensitive, 0 insensitive */
+	ZSP_ST_TOOL_SUBSTITUTIONS, /* op = 1 judged, 0 denied (terminal only) */
 	ZSP_ST_TOOL_RULE,    /* decision, matchers */
 	ZSP_ST_DEFINE,       /* name = value */
 	ZSP_ST_EXPECT,       /* decision, name = request kind, args */

@@ -134,6 +134,7 @@ static struct stmt_list cat(struct stmt_list a, struct stmt_list b)
 %token T_SYSCALLS "syscalls" T_ERRNO "errno" T_KILL "kill" T_TOOL "tool" T_PATH "path"
 %token T_CASE "case" T_SENSITIVE "sensitive" T_INSENSITIVE "insensitive" T_TEST "test"
 %token T_CACHE "cache" T_TMP "tmp" T_PRIVATE "private" T_HOST "host" T_SAFE "safe"
+%token T_SUBSTITUTIONS "substitutions" T_JUDGED "judged" T_DENIED "denied"
 %token T_DEFINE "define" T_EXPECT "expect"
 
 %type <text> word keyword
@@ -477,6 +478,18 @@ toolstmt
 		s->op = 0;
 		$$ = one(s);
 	}
+	| T_SUBSTITUTIONS T_JUDGED ';' {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_TOOL_SUBSTITUTIONS, @$);
+		s->op = 1;
+		$$ = one(s);
+	}
+	| T_SUBSTITUTIONS T_DENIED ';' {
+		zsp_ast_stmt *s;
+		STMT(s, ZSP_ST_TOOL_SUBSTITUTIONS, @$);
+		s->op = 0;
+		$$ = one(s);
+	}
 	| decision matchers ';' {
 		zsp_ast_stmt *s;
 		STMT(s, ZSP_ST_TOOL_RULE, @$);
@@ -600,6 +613,8 @@ keyword
 	| T_CACHE { $$ = "cache"; } | T_TMP { $$ = "tmp"; } | T_PRIVATE { $$ = "private"; }
 	| T_HOST { $$ = "host"; } | T_SAFE { $$ = "safe"; }
 	| T_DEFINE { $$ = "define"; } | T_EXPECT { $$ = "expect"; }
+	| T_SUBSTITUTIONS { $$ = "substitutions"; } | T_JUDGED { $$ = "judged"; }
+	| T_DENIED { $$ = "denied"; }
 	;
 
 %%
@@ -628,7 +643,7 @@ static const char *token_display(yysymbol_kind_t k, char *buf, size_t size)
 
 static bool is_keyword(yysymbol_kind_t k)
 {
-	return k >= YYSYMBOL_T_ZSP && k <= YYSYMBOL_T_EXPECT;
+	return k >= YYSYMBOL_T_ZSP && k <= YYSYMBOL_T_EXPECT;  /* T_EXPECT is declared last */
 }
 
 /* `allow //;` reads as a rule cut short by a comment. Finds such a `//` on the line before

@@ -23,27 +23,32 @@ static const char policy[] =
 	"                    ask /curl/; allow /^(a+)+$/; allow safe; }\n"
 	"  tool \"edit_file\" { default allow; deny path \"**/.env\"; ask path \"src/**\"; }\n"
 	"  tool \"fetch\" { allow /^https:\\/\\/docs\\.rs\\//; }\n"
+	"}\n"
+	/* the same terminal rules with the substitutions judged (doc/oracle.md, step 2) */
+	"policy \"judged\" extends \"fuzz\" {\n"
+	"  tool \"terminal\" { substitutions judged; allow /^/; allow /^echo\\b/; }\n"
 	"}\n";
 
 static zsp_policy_set *set;
-static zsp_session *session;
+static zsp_session *session, *judged;
 
 static void setup(void)
 {
 	zsp_compiler *c = zsp_compiler_new();
 	if (!c || zsp_compile_buffer(c, "fuzz.zsp", policy, strlen(policy), &set) != ZSP_OK ||
-	    zsp_session_new(set, NULL, "/tmp/ws", "/home/u", &session) != ZSP_OK)
+	    zsp_session_new(set, "fuzz", "/tmp/ws", "/home/u", &session) != ZSP_OK ||
+	    zsp_session_new(set, "judged", "/tmp/ws", "/home/u", &judged) != ZSP_OK)
 		abort();
 	zsp_compiler_free(c);
 }
 
 /* One decision: the answer must be one of the three (a deny when no decision was made, whatever
  * the variable held), the JSON a single line. */
-static void ask(const char *request, int must_parse)
+static void ask_in(zsp_session *in, const char *request, int must_parse)
 {
 	int answer = ZSP_ANSWER_ALLOW;
 	char *json = NULL;
-	int rc = zsp_session_decide(session, request, 1, &answer, &json);
+	int rc = zsp_session_decide(in, request, 1, &answer, &json);
 	if (rc == ZSP_OK) {
 		if (answer != ZSP_ANSWER_ALLOW && answer != ZSP_ANSWER_DENY && answer != ZSP_ANSWER_ASK)
 			abort();
@@ -53,6 +58,11 @@ static void ask(const char *request, int must_parse)
 	if (!json || json[0] != '{' || strchr(json, '\n') != json + strlen(json) - 1)
 		abort();
 	free(json);
+}
+
+static void ask(const char *request, int must_parse)
+{
+	ask_in(session, request, must_parse);
 }
 
 /* Writes s as a request string argument: quotes and backslashes escaped, control characters
@@ -119,6 +129,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		char *req = quoted(kinds[k], data, size);
 		ask(req, strcmp(kinds[k], "connect") != 0);
+		if (k == 0)
+			ask_in(judged, req, 1);
 		free(req);
 	}
 	return 0;

@@ -25,7 +25,7 @@ static int teardown(void)
 #define NO_HIT NULL
 
 /* the machine of the tests: home /home/u, workspace /w/ws */
-static const zsp_builtin_env where = { "/home/u", "/w/ws" };
+static const zsp_builtin_env where = { .home = "/home/u", .cwd = "/w/ws" };
 
 static const struct {
 	const char *cmd;
@@ -478,11 +478,12 @@ static const struct {
 	{ "", NO_HIT },
 };
 
-static bool hits(const char *cmd, const zsp_sh_result *sh, const char *want)
+static bool hits_in(const zsp_builtin_env *env, const char *cmd, const zsp_sh_result *sh,
+		    const char *want)
 {
 	zsp_builtin_hit hit;
 	bool matched = false;
-	int rc = zsp_builtin_check(arena, cmd, sh, &where, &hit, &matched);
+	int rc = zsp_builtin_check(arena, cmd, sh, env, &hit, &matched);
 
 	if (rc == ZSP_OK && matched == (want != NULL) && (!want || strcmp(hit.rule, want) == 0)) {
 		if (want && (!hit.message || !hit.what))
@@ -494,6 +495,11 @@ static bool hits(const char *cmd, const zsp_sh_result *sh, const char *want)
 	return false;
 }
 
+static bool hits(const char *cmd, const zsp_sh_result *sh, const char *want)
+{
+	return hits_in(&where, cmd, sh, want);
+}
+
 static void test_table(void)
 {
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -502,6 +508,36 @@ static void test_table(void)
 		CU_ASSERT_FATAL(zsp_sh_parse(arena, table[i].cmd, &sh) == 0);
 		CU_ASSERT(hits(table[i].cmd, &sh, table[i].rule));
 		CU_ASSERT(hits(table[i].cmd, NULL, table[i].rule));
+	}
+}
+
+/* Under `substitutions judged;` (unknown_rm) a recursive rm or a deleting find of a word whose
+ * value is unknown is rm-unknown; without it, Zed's answer (no hit) stands. */
+static void test_unknown_rm(void)
+{
+	static const zsp_builtin_env judged = { .home = "/home/u", .cwd = "/w/ws", .unknown_rm = true };
+	static const struct {
+		const char *cmd, *rule;
+	} cases[] = {
+		{ "rm -rf \"$(echo /)\"", "rm-unknown" },
+		{ "rm -r `cat list`", "rm-unknown" },
+		{ "rm -rf \"$DIR\"/x", "rm-unknown" },
+		{ "sudo timeout 5 rm -rf $(echo /)", "rm-unknown" },
+		{ "sh -c 'rm -rf $(echo /)'", "rm-unknown" },
+		{ "find \"$(echo /)\" -delete", "rm-unknown" },
+		{ "rm -rf \"$(pwd)\"", "rm-cwd" },
+		{ "rm -f \"$(echo x)\"", NO_HIT },
+		{ "D=build; rm -rf $D", NO_HIT },
+		{ "find $(echo /) -name x", NO_HIT },
+		{ "find $(echo /) -name x -delete", NO_HIT },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		zsp_sh_result sh;
+
+		CU_ASSERT_FATAL(zsp_sh_parse(arena, cases[i].cmd, &sh) == 0);
+		CU_ASSERT(hits_in(&judged, cases[i].cmd, &sh, cases[i].rule));
+		bool unknown = cases[i].rule && strcmp(cases[i].rule, "rm-unknown") == 0;
+		CU_ASSERT(hits(cases[i].cmd, &sh, unknown ? NO_HIT : cases[i].rule));
 	}
 }
 
@@ -666,7 +702,7 @@ static void test_files(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char got[512] = "";
-		zsp_builtin_env env = { "/home/u", "/w/ws", record_file, got };
+		zsp_builtin_env env = { .home = "/home/u", .cwd = "/w/ws", .file = record_file, .file_arg = got };
 		zsp_builtin_hit hit;
 		bool matched = false;
 		zsp_sh_result sh;
@@ -692,7 +728,8 @@ int main(void)
 	    !CU_add_test(suite, "unparsable text", test_unparsable) ||
 	    !CU_add_test(suite, "long input", test_long_input) ||
 	    !CU_add_test(suite, "unwrap", test_unwrap) ||
-	    !CU_add_test(suite, "files", test_files)) {
+	    !CU_add_test(suite, "files", test_files) ||
+	    !CU_add_test(suite, "unknown rm operands", test_unknown_rm)) {
 		CU_cleanup_registry();
 		return CU_get_error();
 	}
