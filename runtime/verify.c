@@ -255,6 +255,16 @@ static const char *known_gap(const zsp_ir_policy *p, const char *kind, const cha
 	}
 	if (!is_fs_kind(kind) || oracle_allows || kernel != OUT_ALLOWED)
 		return NULL;
+	/* a descriptor's name: only the process holding it knows the file, and the oracle refuses
+	 * what it cannot follow (reason unresolvable-path, doc/oracle.md "Path tools") */
+	static const char *const fd_names[] = { "/proc/self/fd/", "/proc/thread-self/fd/", "/dev/fd/",
+						"/dev/stdin", "/dev/stdout", "/dev/stderr" };
+	for (size_t i = 0; i < sizeof(fd_names) / sizeof(fd_names[0]); i++) {
+		size_t n = strlen(fd_names[i]);
+		if (strncmp(path, fd_names[i], n) == 0 && (fd_names[i][n - 1] == '/' || !path[n]))
+			return "the oracle cannot know which file a descriptor names and refuses it; the kernel "
+			       "gives the process the file its descriptor holds";
+	}
 	/* a protected name that does not exist at launch is not mounted: the command may create it,
 	 * and it is moved aside when the run ends (doc/host-later.md) */
 	for (size_t i = 0; i < p->nfs; i++) {
