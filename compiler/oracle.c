@@ -390,10 +390,12 @@ static bool access_allows(zsp_access have, const char *want)
 	return strcmp(want, "write") == 0 ? have == ZSP_ACCESS_WRITE : true;
 }
 
-static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *arg, zsp_verdict *v)
+/* decide_fs with the paths made by env (the oracle's own, or one that resolves no symlinks) */
+static int decide_fs_in(zsp_oracle *o, const zsp_oracle_env *env, zsp_arena *a, const char *want,
+			const char *arg, zsp_verdict *v)
 {
 	zsp_oracle_path path;
-	if (zsp_oracle_resolve(o->env, a, arg, &path))
+	if (zsp_oracle_resolve(env, a, arg, &path))
 		return -1;
 	const char *paths[2] = { path.abs, path.resolved };
 	decide(v, ZSP_ALLOW, "fs-rule", NULL);
@@ -432,6 +434,11 @@ static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *
 		return trace(a, v, "unresolvable: %s: denied", path.unknown);
 	}
 	return 0;
+}
+
+static int decide_fs(zsp_oracle *o, zsp_arena *a, const char *want, const char *arg, zsp_verdict *v)
+{
+	return decide_fs_in(o, o->env, a, want, arg, v);
 }
 
 /* ---- network and syscalls --------------------------------------------------------------- */
@@ -916,12 +923,10 @@ static int file_refused(file_check *fc, const zsp_file_use *f, const char *want,
 	zsp_oracle_env plain = *env;
 	plain.resolve_symlinks = false;
 	bool cheap = env->resolve_symlinks && no_symlink_on_the_way(fc, path);
-	if (cheap)
-		fc->o->env = &plain;
 	int rc = trace(fc->a, fc->v, "file rules: `%s` %s %s", f->what, want[0] == 'r' ? "reads" : "writes",
 		       named) || (one.trace = fc->v->trace, one.ntrace = fc->v->ntrace,
-				  one.trace_cap = fc->v->trace_cap, decide_fs(fc->o, fc->a, want, path, &one));
-	fc->o->env = env;
+				  one.trace_cap = fc->v->trace_cap,
+				  decide_fs_in(fc->o, cheap ? &plain : env, fc->a, want, path, &one));
 	if (rc)
 		return -1;
 	fc->v->trace = one.trace;
