@@ -79,6 +79,8 @@ typedef struct plan {
 	size_t nprobes, probecap;
 	ent *ents;
 	size_t n, cap;
+	size_t *entix;              /* open addressing over ents by path: index + 1, 0 free */
+	size_t entixcap;            /* a power of two, or 0: to be built (ents_moved()) */
 	char **argv;
 	size_t argc, argcap;
 	char **ph, **locks, **roots, **fixed, **dropped, **masks;
@@ -356,29 +358,71 @@ static char *canonicalize(plan *pl, const char *in, enum host_kind *kind, const 
 	return zsp_arena_strdup(pl->a, cur[0] ? cur : "/");
 }
 
+/* The entries were removed or reordered: their index is built again at the next addition. */
+static void ents_moved(plan *pl)
+{
+	pl->entixcap = 0;
+}
+
+/* The index's slot for path c (untrusted or not): the entry's there, or a free one. */
+static size_t *ent_slot(const plan *pl, const char *c, bool untrusted)
+{
+	size_t j = (size_t)(path_hash(c) ^ untrusted) & (pl->entixcap - 1);
+	for (; pl->entix[j]; j = (j + 1) & (pl->entixcap - 1)) {
+		const ent *e = &pl->ents[pl->entix[j] - 1];
+		if (e->untrusted == untrusted && strcmp(e->path, c) == 0)
+			break;
+	}
+	return &pl->entix[j];
+}
+
+/* Room in the index for one more entry (built anew when stale or too full). */
+static bool ent_index_room(plan *pl)
+{
+	if (pl->entixcap && 2 * (pl->n + 1) <= pl->entixcap)
+		return true;
+	size_t cap = 256;
+	while (cap < 2 * (pl->n + 1))
+		cap *= 2;
+	size_t *ix = zsp_arena_calloc(pl->a, cap, sizeof(*ix));
+	if (!ix)
+		return false;
+	pl->entix = ix;
+	pl->entixcap = cap;
+	for (size_t i = 0; i < pl->n; i++) {
+		size_t *slot = ent_slot(pl, pl->ents[i].path, pl->ents[i].untrusted);
+		if (!*slot)   /* two entries of one path: the first answers, as the scan did */
+			*slot = i + 1;
+	}
+	return true;
+}
+
 /* The entry of c (an existing one when c is already there), or NULL when out of memory. It is
  * valid until the next entry is added. */
 static ent *add_canonical(plan *pl, char *c, enum host_kind kind, const char *missing_from, int access,
 			  bool protect, bool pin, bool untrusted, const zsp_ir_fs_rule *r)
 {
 	ent *ne = zsp_arena_grow(pl->a, pl->ents, pl->n, &pl->cap, sizeof(ent));
-	if (!ne) {
+	if (!ne || !ent_index_room(pl)) {
 		nomem(pl);
 		return NULL;
 	}
 	pl->ents = ne;
 	/* the same canonical path twice (two spellings, or a glob match): the stronger rule, as the
-	 * oracle's tie-break does */
-	for (size_t i = 0; i < pl->n; i++)
-		if (strcmp(pl->ents[i].path, c) == 0 && pl->ents[i].untrusted == untrusted) {
-			if (access > pl->ents[i].access)
-				pl->ents[i].access = access, pl->ents[i].rule = r;
-			pl->ents[i].protect |= protect;
-			pl->ents[i].pin |= pin;
-			return &pl->ents[i];
-		}
+	 * oracle's tie-break does; found by a hash of the path, not a pass over every entry (a
+	 * thousand glob matches made that pass a launch's biggest cost) */
+	size_t *slot = ent_slot(pl, c, untrusted);
+	if (*slot) {
+		ent *e = &pl->ents[*slot - 1];
+		if (access > e->access)
+			e->access = access, e->rule = r;
+		e->protect |= protect;
+		e->pin |= pin;
+		return e;
+	}
 	pl->ents[pl->n] = (ent){ .path = c, .len = strlen(c), .access = access, .protect = protect, .pin = pin,
 				 .untrusted = untrusted, .kind = kind, .missing_from = missing_from, .rule = r };
+	*slot = pl->n + 1;
 	return &pl->ents[pl->n++];
 }
 
@@ -471,6 +515,7 @@ static void drop_widening(plan *pl)
 			pl->ents[k++] = *e;
 	}
 	pl->n = k;
+	ents_moved(pl);
 }
 
 /* Is path the private /tmp, or in it and not the host's (no entry between them)? */
@@ -1035,6 +1080,7 @@ static void layer_gitdirs(plan *pl)
 		if (!pl->ents[i].dropped)
 			pl->ents[k++] = pl->ents[i];
 	pl->n = k;
+	ents_moved(pl);
 }
 
 /* ---- walking a tree: by descriptor, at any depth and any path length ----
@@ -1246,7 +1292,7 @@ static bool walk_known(struct tree_walk *t, size_t len)
 	size_t n;
 	bool any = false;
 	if (!t->ixh || len <= t->rootlen || t->rootfd < 0 ||
-	    fstatat(t->rootfd, t->buf + t->rootlen + 1, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+	    t->ix->stat(t->ixh, t->rootfd, t->buf + t->rootlen, &st) != 0 || !S_ISDIR(st.st_mode) ||
 	    root_closed_st(t, &st) || !t->ix->lookup(t->ixh, t->buf + t->rootlen, &st, &es, &n, &any))
 		return false;
 	probe_seed(t->pl, t->buf, &st);
@@ -2471,6 +2517,7 @@ int zsp_bwrap_plan_build(const zsp_ir_policy *p, const zsp_linux_opts *o, zsp_ar
 		return plan_status(&pl);
 	if (pl.n)
 		qsort(pl.ents, pl.n, sizeof(ent), path_cmp);
+	ents_moved(&pl);
 
 	/* root view */
 	size_t first = 0;

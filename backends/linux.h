@@ -59,6 +59,11 @@ typedef struct zsp_walk_index {
 		       size_t n, bool any);
 	/* The walk is over: complete (the index may be written) or not (it must not). */
 	void (*close)(void *h, bool complete);
+	/* The lstat of the directory at rel ("/a/b", below the root) as fstatat(rootfd, rel + 1,
+	 * st, AT_SYMLINK_NOFOLLOW) says it: 0, or -1 with errno. The provider may take those of the
+	 * directories it knows ahead, on a second thread (runtime/walkindex.c says why that is
+	 * sound). rootfd must stay open until close. */
+	int (*stat)(void *h, int rootfd, const char *rel, struct stat *st);
 } zsp_walk_index;
 
 typedef struct zsp_linux_opts {

@@ -540,8 +540,14 @@ static void check_dotgit_pointer(guard *g, int dfd, const char *dir, const struc
 
 /* Does path end in one of the protected names ("/.vscode", "/.claude/settings.json")? Names
  * under .git are the git checks' business. */
+static bool last_protected(const guard *g, const char *name);
+
 static bool protected_name(const guard *g, const char *path)
 {
+	/* a protected name ends in its last component: most paths are refused by that alone */
+	const char *slash = strrchr(path, '/');
+	if (!last_protected(g, slash ? slash + 1 : path))
+		return false;
 	size_t pl = strlen(path);
 	for (size_t i = 0; i < g->o->nnames; i++) {
 		const char *n = g->o->names[i];
@@ -600,11 +606,17 @@ static void sort_lasts(guard *g)
 	qsort(g->lasts, g->nlasts, sizeof(*g->lasts), str_cmp);
 }
 
+/* Is name the last component of a protected name? */
+static bool last_protected(const guard *g, const char *name)
+{
+	return bsearch(name, g->lasts, g->nlasts, sizeof(*g->lasts), name_cmp) != NULL;
+}
+
 static bool interesting(const guard *g, const char *name, unsigned char type)
 {
 	if (type == DT_DIR || type == DT_UNKNOWN || strcmp(name, ".git") == 0)
 		return true;
-	return bsearch(name, g->lasts, g->nlasts, sizeof(*g->lasts), name_cmp) != NULL;
+	return last_protected(g, name);
 }
 
 /* What the index keeps of a directory: what interesting() passes, and HEAD (with objects/ and
@@ -826,7 +838,7 @@ static bool walk_known(guard *g, const char *path, const struct stat *st, int de
 	for (size_t i = 0; i < n && plain && !g->oom; i++) {
 		struct stat cst;
 		if (in_list(g->o->fixed, g->o->nfixed, kids[i]) ||
-		    fstatat(g->rootfd, kids[i] + g->rootlen + 1, &cst, AT_SYMLINK_NOFOLLOW) != 0)
+		    g->o->index->stat(g->ixh, g->rootfd, kids[i] + g->rootlen, &cst) != 0)
 			continue;   /* not entered, as walk_entry() does not; gone: nothing to check */
 		if (!S_ISDIR(cst.st_mode)) {
 			if (pfd < 0 && (pfd = open_below_root(g, path)) < 0) {
