@@ -66,6 +66,48 @@ for who in $(identities); do
 	[ "$(tail -1 "$tmp/out")" = 1000 ] && ok || bad "1,000 masks (control): $(tail -1 "$tmp/out") readable"
 	rm -rf "$ws/many"
 
+	# -- a mask's path changed between the launch's walk and the mask (the walk found sub/.env;
+	# then, before bwrap starts, a wrapper in its place changes the tree as another program of
+	# the host could): a path that leads through a symbolic link now, or is a directory now,
+	# refuses the launch (the command never runs); a new file at the path is masked all the
+	# same; a file gone has nothing left to hide
+	real_bwrap=$(command -v bwrap)
+	mkdir -p "$world/elsewhere" && echo SECRET2 >"$world/elsewhere/.env"
+	mine "$world/elsewhere"
+	for how in link dir newfile gone; do
+		case $how in
+		link) change="mv '$ws/sub' '$ws/sub.old' && ln -s '$world/elsewhere' '$ws/sub'" ;;
+		dir) change="rm '$ws/sub/.env' && mkdir '$ws/sub/.env'" ;;
+		newfile) change="mv '$ws/sub' '$ws/sub.old' && mkdir '$ws/sub' && echo SECRET3 >'$ws/sub/.env'" ;;
+		gone) change="rm '$ws/sub/.env'" ;;
+		esac
+		rm -rf "$ws/sub" "$ws/sub.old" "$ws/ran"
+		mkdir -p "$ws/sub" && echo SECRET >"$ws/sub/.env"
+		mine "$ws"
+		printf '#!/bin/sh\n%s || exit 99\nexec %s "$@"\n' "$change" "$real_bwrap" >"$tmp/bwrap-$how"
+		chmod 755 "$tmp/bwrap-$how"
+		(cd "$ws" && ZSP_BWRAP=$tmp/bwrap-$how as "$who" "$ZSP_RUN" -D WORKSPACE="$ws" -- \
+			sh -c 'touch ran; cat sub/.env 2>/dev/null; true') </dev/null >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		case $how in
+		link | dir)
+			[ "$rc" -ne 0 ] && [ ! -e "$ws/ran" ] && ok ||
+				bad "the mask's path became a $how after the walk, and the command ran (exit $rc)"
+			want="through a symbolic link now"
+			[ "$how" = dir ] && want="is a directory now"
+			grep -q "$want" "$tmp/err" && ok || bad "$how after the walk: stderr does not say '$want': $(head -3 "$tmp/err")"
+			;;
+		newfile | gone)
+			[ "$rc" -eq 0 ] && [ -e "$ws/ran" ] && ok ||
+				bad "$how after the walk: the command did not run (exit $rc): $(head -3 "$tmp/err")"
+			;;
+		esac
+		if grep -q SECRET "$tmp/out"; then bad "$how after the walk: a secret was read: $(cat "$tmp/out")"; else ok; fi
+	done
+	rm -rf "$ws/sub" "$ws/sub.old" "$ws/ran"
+	mkdir -p "$ws/sub" && echo SECRET >"$ws/sub/.env"
+	mine "$ws"
+
 	# -- --print lists what zsp-run masks, and bwrap is given no mask of its own for them
 	(cd "$ws" && as "$who" "$ZSP_RUN" --print -D WORKSPACE="$ws" -- true) >"$tmp/out" 2>"$tmp/err"
 	grep -qx "# masked by zsp-run: $ws/sub/.env" "$tmp/out" && ok || bad "--print does not list the mask of sub/.env"
