@@ -151,12 +151,25 @@ static int check_regex(bctx *c, const char *text, bool anywhere)
 
 /* ---- words ---- */
 
-/* Case-insensitive comparison of the last path component of word with name. */
-static bool name_is(const char *word, const char *name)
+/* The last path component of word: what a command name is compared by. */
+static const char *base_name(const char *word)
 {
 	const char *slash = strrchr(word, '/');
 
-	return strcasecmp(slash ? slash + 1 : word, name) == 0;
+	return slash ? slash + 1 : word;
+}
+
+/* Case-insensitive comparison of a base name with name. The first bytes are compared first,
+ * folded as strcasecmp folds ASCII: the tables are scanned per word, and most names differ
+ * there. */
+static bool base_is(const char *base, const char *name)
+{
+	return (base[0] | 32) == (name[0] | 32) && strcasecmp(base, name) == 0;
+}
+
+static bool name_is(const char *word, const char *name)
+{
+	return base_is(base_name(word), name);
 }
 
 static bool name_start(char ch)
@@ -761,8 +774,10 @@ static const struct wrapper {
 
 static const struct wrapper *find_wrapper(const char *w)
 {
+	const char *base = base_name(w);
+
 	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
-		if (name_is(w, wrappers[k].name))
+		if (base_is(base, wrappers[k].name))
 			return &wrappers[k];
 	return NULL;
 }
@@ -776,8 +791,10 @@ static bool is_shell(const char *w)
 					      "ksh93", "lksh", "oksh", "pdksh", "hush", "bosh",
 					      "elvish", "nu", "xonsh", "rc", "es" };
 
+	const char *base = base_name(w);
+
 	for (size_t k = 0; k < sizeof(shells) / sizeof(shells[0]); k++)
-		if (name_is(w, shells[k]))
+		if (base_is(base, shells[k]))
 			return true;
 	return false;
 }
