@@ -7,18 +7,17 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ZSP_REGEX_OPTIONS (PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C | PCRE2_MATCH_INVALID_UTF)
 
 bool zsp_regex_check(const char *pattern, bool case_sensitive, char *msg, size_t msgsize,
 		     size_t *erroff)
 {
 	int err;
 	PCRE2_SIZE off;
-	uint32_t opts = ZSP_REGEX_OPTIONS | (case_sensitive ? 0 : PCRE2_CASELESS);
+	uint32_t opts = ZSP_REGEX_PCRE2_OPTIONS | (case_sensitive ? 0 : PCRE2_CASELESS);
 	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, opts, &err,
 				       &off, NULL);
 	if (re) {
@@ -35,13 +34,138 @@ struct zsp_regex {
 	pcre2_code *code;
 	pcre2_match_data *md;
 	pcre2_match_context *mc;
+	/* A prefilter for patterns anchored at the start: the ASCII bytes a match can begin with
+	 * (a bit per byte), valid when has_first. A subject beginning with another ASCII byte
+	 * cannot match, and is refused without entering PCRE2, whose own start-up costs more than
+	 * the whole test: most allow rules are `^cmd\b` and most subjects are another command. */
+	bool has_first;
+	uint64_t first[2];
 };
+
+/* A byte that stands for itself when it starts a pattern or an alternative (no meaning in
+ * PCRE2 syntax, no case beyond ASCII's to think about). */
+static bool plain_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("-_/ :=,@%~!<>&;'\"", c));
+}
+
+/* A quantifier that can make the atom before it match nothing. `{` is taken for one even
+ * where PCRE2 would read it as a literal: the prefilter then only gives up. */
+static bool may_skip(char c)
+{
+	return c == '?' || c == '*' || c == '{';
+}
+
+static void add_first(zsp_regex *re, unsigned char c, bool case_sensitive)
+{
+	re->first[c >> 6] |= 1ull << (c & 63);
+	if (!case_sensitive && ((c | 32) >= 'a' && (c | 32) <= 'z')) {
+		c ^= 32;
+		re->first[c >> 6] |= 1ull << (c & 63);
+	}
+}
+
+/* Index just past the group whose `(` is at pattern[i], or 0 if the scan finds no end; sets
+ * *alts to the offsets of its alternatives (at most max of them, else 0 is returned). */
+static size_t group_end(const char *pat, size_t i, size_t *alts, size_t max, size_t *nalts)
+{
+	unsigned depth = 0;
+	*nalts = 0;
+	for (; pat[i]; i++) {
+		char c = pat[i];
+		if (c == '\\') {
+			if (!pat[++i] || pat[i] == 'Q')
+				return 0; /* \Q...\E quotes parentheses and bars: not read */
+		} else if (c == '[') {
+			/* a class: `]` first (after an optional `^`) is literal; a POSIX class inside
+			 * ([:alpha:]) is not read */
+			i++;
+			if (pat[i] == '^')
+				i++;
+			if (pat[i] == ']')
+				i++;
+			for (; pat[i] && pat[i] != ']'; i++) {
+				if (pat[i] == '\\' && pat[i + 1] == 'Q')
+					return 0;
+				if (pat[i] == '\\' && pat[i + 1])
+					i++;
+				else if (pat[i] == '[' && strchr(":.=", pat[i + 1]) && pat[i + 1])
+					return 0;
+			}
+			if (!pat[i])
+				return 0;
+		} else if (c == '(') {
+			size_t start = i + 1;
+			/* lookaround, comments, options (`(?x)` makes `#` a comment): not read */
+			if (pat[start] == '?' && pat[start + 1] != ':')
+				return 0;
+			if (pat[start] == '?')
+				start += 2;
+			if (++depth == 1)
+				alts[(*nalts)++] = start;
+		} else if (c == ')') {
+			if (depth == 0)
+				return 0;
+			if (--depth == 0)
+				return i + 1;
+		} else if (c == '|' && depth == 1) {
+			if (*nalts == max)
+				return 0;
+			alts[(*nalts)++] = i + 1;
+		}
+	}
+	return 0;
+}
+
+/* Does the pattern have a `|` outside every group (then `^` anchors only one alternative)? */
+static bool top_level_bar(const char *pat)
+{
+	char wrapped[4096];
+	size_t n = strlen(pat), alts[1], nalts;
+	if (n + 3 > sizeof(wrapped))
+		return true;
+	wrapped[0] = '(';
+	memcpy(wrapped + 1, pat, n);
+	wrapped[n + 1] = ')';
+	wrapped[n + 2] = '\0';
+	/* the whole pattern as one group: its end must be the last byte, with one alternative */
+	return group_end(wrapped, 0, alts, 1, &nalts) != n + 2;
+}
+
+/* The first-byte prefilter, for `^LITERAL...` and `^(A...|B...|...)...` where each of A, B
+ * starts with a plain byte that no quantifier makes optional; anything else has none. */
+static void first_bytes(zsp_regex *re, const char *pat, bool case_sensitive)
+{
+	size_t alts[64], nalts = 0;
+	if (pat[0] != '^' || top_level_bar(pat))
+		return;
+	if (plain_byte((unsigned char)pat[1]) && !may_skip(pat[2])) {
+		add_first(re, (unsigned char)pat[1], case_sensitive);
+		re->has_first = true;
+		return;
+	}
+	if (pat[1] != '(')
+		return;
+	size_t end = group_end(pat, 1, alts, sizeof(alts) / sizeof(alts[0]), &nalts);
+	if (end == 0 || nalts == 0 || may_skip(pat[end]))
+		return;
+	for (size_t k = 0; k < nalts; k++) {
+		unsigned char c = (unsigned char)pat[alts[k]];
+		if (!plain_byte(c) || may_skip(pat[alts[k] + 1])) {
+			re->first[0] = re->first[1] = 0;
+			return;
+		}
+		add_first(re, c, case_sensitive);
+	}
+	re->has_first = true;
+}
 
 zsp_regex *zsp_regex_compile(const char *pattern, bool case_sensitive)
 {
 	int err;
 	PCRE2_SIZE off;
-	uint32_t opts = ZSP_REGEX_OPTIONS | (case_sensitive ? 0 : PCRE2_CASELESS);
+	uint32_t opts = ZSP_REGEX_PCRE2_OPTIONS | (case_sensitive ? 0 : PCRE2_CASELESS);
 	zsp_regex *re = calloc(1, sizeof(*re));
 	if (!re)
 		return NULL;
@@ -57,6 +181,7 @@ zsp_regex *zsp_regex_compile(const char *pattern, bool case_sensitive)
 	pcre2_set_depth_limit(re->mc, ZSP_REGEX_MATCH_LIMIT);
 	/* JIT is only speed: without it (no support, no executable memory) matching is the same */
 	(void)pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE);
+	first_bytes(re, pattern, case_sensitive);
 	return re;
 }
 
@@ -72,6 +197,13 @@ void zsp_regex_free(zsp_regex *re)
 
 int zsp_regex_search(zsp_regex *re, const char *subject, size_t len, bool *matched)
 {
+	/* a byte >= 0x80 may begin a character that matches an ASCII one caselessly (K and the
+	 * Kelvin sign): only PCRE2 can say */
+	unsigned char c = len ? (unsigned char)subject[0] : 0;
+	if (re->has_first && c < 0x80 && !(re->first[c >> 6] >> (c & 63) & 1)) {
+		*matched = false;
+		return ZSP_OK;
+	}
 	int rc = pcre2_match(re->code, (PCRE2_SPTR)subject, len, 0, 0, re->md, re->mc);
 	*matched = rc >= 0;
 	if (rc >= 0 || rc == PCRE2_ERROR_NOMATCH)

@@ -10,6 +10,11 @@
 bool zsp_regex_check(const char *pattern, bool case_sensitive, char *msg, size_t msgsize,
 		     size_t *erroff);
 
+/* The PCRE2 options of every pattern (PCRE2_CASELESS added unless case-sensitive). Spelt here
+ * for the code that includes pcre2.h: tests compare the oracle's search with PCRE2's own. */
+#define ZSP_REGEX_PCRE2_OPTIONS \
+	(PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C | PCRE2_MATCH_INVALID_UTF)
+
 /* A compiled regex for matching. Not thread-safe: it owns its match data. */
 typedef struct zsp_regex zsp_regex;
 
@@ -20,7 +25,8 @@ typedef struct zsp_regex zsp_regex;
 /* NULL if the pattern does not compile or on out-of-memory. JIT-compiled where available. */
 zsp_regex *zsp_regex_compile(const char *pattern, bool case_sensitive);
 void zsp_regex_free(zsp_regex *re);
-/* Unanchored search: ZSP_OK with *matched; ZSP_EUSAGE when the match limit refused the subject,
+/* Unanchored search: ZSP_OK with *matched (a pattern anchored with `^` and a subject that
+ * cannot begin a match are answered without PCRE2, the same answer); ZSP_EUSAGE when the match limit refused the subject,
  * ZSP_EINTERNAL when the engine failed (then *matched is false, and callers fail closed). */
 int zsp_regex_search(zsp_regex *re, const char *subject, size_t len, bool *matched);
 
