@@ -666,8 +666,21 @@ static const zsp_ir_tool *find_tool(const zsp_ir_policy *p, const char *name, si
 	return NULL;
 }
 
-/* Matches one rule against one text. 1 match, 0 none, -1 the regex hit its limit. */
-static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *texts, size_t ntexts)
+/* The texts rules are matched against, each prepared once for the regexes' prefilters (NULL
+ * ones stay NULL). NULL on out-of-memory. */
+static zsp_regex_subject *subjects(zsp_arena *a, const char *const *texts, size_t n)
+{
+	zsp_regex_subject *out = zsp_arena_calloc(a, n + 1, sizeof(*out));
+	for (size_t k = 0; out && k < n; k++)
+		if (texts[k])
+			zsp_regex_subject_init(&out[k], texts[k], strlen(texts[k]));
+	return out;
+}
+
+/* Matches one rule against the texts (subj: the same, prepared). 1 match, 0 none, -1 the regex
+ * hit its limit. */
+static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *texts,
+			const zsp_regex_subject *subj, size_t ntexts)
 {
 	const zsp_ir_tool_rule *r = &o->p->tools[ti].rules[ri];
 	if (r->safe)   /* judged per command by all_allowed: it matches no text */
@@ -680,7 +693,7 @@ static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *
 		if (r->is_path)
 			m = zsp_glob_match(r->pattern, texts[k]);
 		else
-			m = zsp_regex_search(o->re[ti][ri], texts[k], strlen(texts[k]), &hit) == ZSP_OK
+			m = zsp_regex_search_subject(o->re[ti][ri], &subj[k], &hit) == ZSP_OK
 				    ? hit : -1;   /* a failed search: fail closed, as the caller says */
 		if (m)
 			return m;
@@ -704,13 +717,14 @@ static void fall_to_default(zsp_arena *a, const zsp_oracle *o, const zsp_ir_tool
 
 /* Deny and ask rules: any text matching decides. Returns 1 when decided, 0 not, -1 on oom. */
 static int first_match(zsp_oracle *o, zsp_arena *a, size_t ti, zsp_decision which,
-		       const char *const *texts, size_t ntexts, zsp_verdict *v)
+		       const char *const *texts, const zsp_regex_subject *subj, size_t ntexts,
+		       zsp_verdict *v)
 {
 	const zsp_ir_tool *t = &o->p->tools[ti];
 	for (size_t ri = 0; ri < t->nrules; ri++) {
 		if (t->rules[ri].decision != which)
 			continue;
-		int m = rule_matches(o, ti, ri, texts, ntexts);
+		int m = rule_matches(o, ti, ri, texts, subj, ntexts);
 		if (m == 0)
 			continue;
 		size_t k = o->tool_first[ti] + ri;
@@ -739,6 +753,9 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 	const zsp_ir_tool *t = &o->p->tools[ti];
 	if (nentries == 0)
 		return 0;
+	zsp_regex_subject *subj = subjects(a, texts, nentries * per);
+	if (!subj)
+		return -1;
 	size_t last = 0;
 	bool any = false;
 	for (size_t k = 0; k < nentries; k++) {
@@ -755,7 +772,7 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 			if (t->rules[ri].decision != ZSP_ALLOW)
 				continue;
 			int m = t->rules[ri].safe ? unsafe && !unsafe[k]
-						  : rule_matches(o, ti, ri, group, per);
+						  : rule_matches(o, ti, ri, group, &subj[k * per], per);
 			if (m < 0) {
 				v->rule = zsp_arena_strdup(a, o->rule_texts[o->tool_first[ti] + ri]);
 				v->loc = t->rules[ri].loc;
@@ -807,9 +824,12 @@ static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_
 		fall_to_default(a, o, NULL, v);
 		return trace(a, v, "no `tool` block for this tool: %s", v->detail);
 	}
-	if ((r = first_match(o, a, ti, ZSP_DENY, texts, ntexts, v)) != 0)
+	zsp_regex_subject *subj = subjects(a, texts, ntexts);
+	if (!subj)
+		return -1;
+	if ((r = first_match(o, a, ti, ZSP_DENY, texts, subj, ntexts, v)) != 0)
 		return r < 0 ? -1 : 0;
-	if ((r = first_match(o, a, ti, ZSP_ASK, texts, ntexts, v)) != 0)
+	if ((r = first_match(o, a, ti, ZSP_ASK, texts, subj, ntexts, v)) != 0)
 		return r < 0 ? -1 : 0;
 	if ((r = all_allowed(o, a, ti, entries, nentries, per, shown_as, unsafe, v)) != 0)
 		return r < 0 ? -1 : 0;

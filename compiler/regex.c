@@ -40,6 +40,11 @@ struct zsp_regex {
 	 * the whole test: most allow rules are `^cmd\b` and most subjects are another command. */
 	bool has_first;
 	uint64_t first[2];
+	/* A second prefilter: ASCII bytes every match contains in a row (`sudo` of `\bsudo\b`),
+	 * compared caselessly unless case_sensitive. A subject without them cannot match. */
+	char lit[32];
+	size_t nlit;
+	bool case_sensitive;
 };
 
 /* A byte that stands for itself when it starts a pattern or an alternative (no meaning in
@@ -66,6 +71,36 @@ static void add_first(zsp_regex *re, unsigned char c, bool case_sensitive)
 	}
 }
 
+/* An escape of two bytes, backslash and c, that stands for one thing and takes no argument:
+ * punctuation, classes like \s, assertions like \b. \c, \x, \o, \p, \N, \g, \k, digits
+ * and \Q read what follows them: a scanner that skipped two bytes would misread the rest. */
+static bool simple_escape(char c)
+{
+	return c && (unsigned char)c < 0x80 &&
+	       ((!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9')) ||
+		strchr("bBsSwWdDhHvVRXAzZGKntrfea", c));
+}
+
+/* Index just past the class whose `[` is at pat[i], or 0 if it is not read: `]` first (after
+ * an optional `^`) is literal; a POSIX class inside ([:alpha:]) is not read. */
+static size_t class_end(const char *pat, size_t i)
+{
+	i++;
+	if (pat[i] == '^')
+		i++;
+	if (pat[i] == ']')
+		i++;
+	for (; pat[i] && pat[i] != ']'; i++) {
+		if (pat[i] == '\\' && !simple_escape(pat[i + 1]))
+			return 0;
+		if (pat[i] == '\\')
+			i++;
+		else if (pat[i] == '[' && pat[i + 1] && strchr(":.=", pat[i + 1]))
+			return 0;
+	}
+	return pat[i] ? i + 1 : 0;
+}
+
 /* Index just past the group whose `(` is at pattern[i], or 0 if the scan finds no end; sets
  * *alts to the offsets of its alternatives (at most max of them, else 0 is returned). */
 static size_t group_end(const char *pat, size_t i, size_t *alts, size_t max, size_t *nalts)
@@ -75,26 +110,12 @@ static size_t group_end(const char *pat, size_t i, size_t *alts, size_t max, siz
 	for (; pat[i]; i++) {
 		char c = pat[i];
 		if (c == '\\') {
-			if (!pat[++i] || pat[i] == 'Q')
-				return 0; /* \Q...\E quotes parentheses and bars: not read */
-		} else if (c == '[') {
-			/* a class: `]` first (after an optional `^`) is literal; a POSIX class inside
-			 * ([:alpha:]) is not read */
-			i++;
-			if (pat[i] == '^')
-				i++;
-			if (pat[i] == ']')
-				i++;
-			for (; pat[i] && pat[i] != ']'; i++) {
-				if (pat[i] == '\\' && pat[i + 1] == 'Q')
-					return 0;
-				if (pat[i] == '\\' && pat[i + 1])
-					i++;
-				else if (pat[i] == '[' && strchr(":.=", pat[i + 1]) && pat[i + 1])
-					return 0;
-			}
-			if (!pat[i])
+			if (!simple_escape(pat[++i]))
 				return 0;
+		} else if (c == '[') {
+			if (!(i = class_end(pat, i)))
+				return 0;
+			i--; /* the loop steps past the `]` */
 		} else if (c == '(') {
 			size_t start = i + 1;
 			/* lookaround, comments, options (`(?x)` makes `#` a comment): not read */
@@ -161,6 +182,51 @@ static void first_bytes(zsp_regex *re, const char *pat, bool case_sensitive)
 	re->has_first = true;
 }
 
+/* The longest run of plain bytes outside every group, each matched once (a quantifier that
+ * may skip or repeat a byte ends the run before it), for the literal prefilter. Patterns with
+ * a top-level bar, or anything group_end does not read, have none. */
+static void required_literal(zsp_regex *re, const char *pat, bool case_sensitive)
+{
+	size_t run = 0, start = 0, i = 0, alts[64], nalts;
+	if (top_level_bar(pat))
+		return;
+	for (;;) {
+		char c = pat[i];
+		if (plain_byte((unsigned char)c) && !may_skip(pat[i + 1]) && pat[i + 1] != '+') {
+			if (run++ == 0)
+				start = i;
+			i++;
+			if (run > re->nlit && run <= sizeof(re->lit)) {
+				memcpy(re->lit, pat + start, run);
+				re->nlit = run;
+			}
+			continue;
+		}
+		run = 0;
+		if (!c)
+			break;
+		if (c == '\\') {
+			if (!simple_escape(pat[i + 1]))
+				return (void)(re->nlit = 0);
+			i += 2;
+		} else if (c == '[') {
+			if (!(i = class_end(pat, i)))
+				return (void)(re->nlit = 0);
+		} else if (c == '{') {
+			/* a quantifier's bounds are no literal (a `{` that is one loses its run) */
+			const char *close = strchr(pat + i, '}');
+			i = close ? (size_t)(close - pat) + 1 : strlen(pat);
+		} else if (c == '(') {
+			i = group_end(pat, i, alts, sizeof(alts) / sizeof(alts[0]), &nalts);
+			if (i == 0)
+				return (void)(re->nlit = 0);
+		} else {
+			i++;
+		}
+	}
+	re->case_sensitive = case_sensitive;
+}
+
 zsp_regex *zsp_regex_compile(const char *pattern, bool case_sensitive)
 {
 	int err;
@@ -182,6 +248,7 @@ zsp_regex *zsp_regex_compile(const char *pattern, bool case_sensitive)
 	/* JIT is only speed: without it (no support, no executable memory) matching is the same */
 	(void)pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE);
 	first_bytes(re, pattern, case_sensitive);
+	required_literal(re, pattern, case_sensitive);
 	return re;
 }
 
@@ -195,18 +262,84 @@ void zsp_regex_free(zsp_regex *re)
 	free(re);
 }
 
-int zsp_regex_search(zsp_regex *re, const char *subject, size_t len, bool *matched)
+static unsigned char fold(unsigned char c)
 {
-	/* a byte >= 0x80 may begin a character that matches an ASCII one caselessly (K and the
-	 * Kelvin sign): only PCRE2 can say */
-	unsigned char c = len ? (unsigned char)subject[0] : 0;
-	if (re->has_first && c < 0x80 && !(re->first[c >> 6] >> (c & 63) & 1)) {
-		*matched = false;
-		return ZSP_OK;
+	return c >= 'A' && c <= 'Z' ? c | 32 : c;
+}
+
+/* A bit per pair of adjacent bytes, ASCII letters folded to lower case. */
+static unsigned pair_bit(unsigned char a, unsigned char b)
+{
+	return ((unsigned)fold(a) * 31u + fold(b)) & 255u;
+}
+
+void zsp_regex_subject_init(zsp_regex_subject *subj, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	*subj = (zsp_regex_subject){ .text = s, .len = len, .ascii = true };
+	for (size_t i = 0; i < len; i++) {
+		if (u[i] >= 0x80)
+			subj->ascii = false;
+		if (i + 1 < len) {
+			unsigned bit = pair_bit(u[i], u[i + 1]);
+			subj->pairs[bit >> 6] |= 1ull << (bit & 63);
+		}
 	}
+}
+
+/* Can the subject hold the regex's required literal? Each of its pairs of bytes must be in the
+ * subject's (folded, so this holds caselessly too). Caselessly, only an all-ASCII subject is
+ * judged: a byte >= 0x80 may begin a character that folds to an ASCII one. */
+static bool may_hold_literal(const zsp_regex *re, const zsp_regex_subject *subj)
+{
+	size_t n = re->nlit;
+	if (n < 2 || (!re->case_sensitive && !subj->ascii))
+		return true;
+	if (subj->len < n)
+		return false; /* a character matching an ASCII one is never shorter than it */
+	const unsigned char *lit = (const unsigned char *)re->lit;
+	for (size_t k = 0; k + 1 < n; k++) {
+		unsigned bit = pair_bit(lit[k], lit[k + 1]);
+		if (!(subj->pairs[bit >> 6] >> (bit & 63) & 1))
+			return false;
+	}
+	return true;
+}
+
+/* The first-byte prefilter: false when the subject cannot begin a match. A byte >= 0x80 may
+ * begin a character that matches an ASCII one caselessly (K and the Kelvin sign): only PCRE2
+ * can say. */
+static bool may_begin(const zsp_regex *re, const char *subject, size_t len)
+{
+	unsigned char c = len ? (unsigned char)subject[0] : 0;
+	return !re->has_first || c >= 0x80 || (re->first[c >> 6] >> (c & 63) & 1);
+}
+
+static int engine(zsp_regex *re, const char *subject, size_t len, bool *matched)
+{
 	int rc = pcre2_match(re->code, (PCRE2_SPTR)subject, len, 0, 0, re->md, re->mc);
 	*matched = rc >= 0;
 	if (rc >= 0 || rc == PCRE2_ERROR_NOMATCH)
 		return ZSP_OK;
 	return rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ? ZSP_EUSAGE : ZSP_EINTERNAL;
+}
+
+/* A subject refused by a prefilter is one PCRE2 refuses too, and without work that could reach
+ * the match limit: a missing literal or first byte fails every start position at once. */
+int zsp_regex_search(zsp_regex *re, const char *subject, size_t len, bool *matched)
+{
+	if (!may_begin(re, subject, len)) {
+		*matched = false;
+		return ZSP_OK;
+	}
+	return engine(re, subject, len, matched);
+}
+
+int zsp_regex_search_subject(zsp_regex *re, const zsp_regex_subject *subj, bool *matched)
+{
+	if (!may_begin(re, subj->text, subj->len) || !may_hold_literal(re, subj)) {
+		*matched = false;
+		return ZSP_OK;
+	}
+	return engine(re, subj->text, subj->len, matched);
 }
