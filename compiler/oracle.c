@@ -1243,7 +1243,10 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	} else if (sh.finding != ZSP_SH_CLEAN) {
 		if (!allows_everything(o, t)) {
 			bool sub = sh.finding == ZSP_SH_SUBSTITUTION;
-			decide(v, ZSP_DENY, sub ? "substitution" : "unsupported",
+			/* a parse that ran out of steps is denied like any unsupported text; its
+			 * reason says so (doc/oracle.md "Reason codes") */
+			bool over = !sub && strcmp(sh.why, ZSP_SH_WHY_BUDGET) == 0;
+			decide(v, ZSP_DENY, sub ? "substitution" : over ? "budget" : "unsupported",
 			       zsp_arena_printf(a, "%s at byte %zu", sh.why, sh.where));
 			return trace(a, v, "%s: %s at byte %zu: denied whatever the rules say",
 				     sub ? "substitution check" : "shell parser", sh.why, sh.where);
