@@ -1181,7 +1181,7 @@ static int judge_file(void *arg, const zsp_file_use *f)
 	for (size_t k = 0; k < f->ndirs && fc->deny.decision != ZSP_DENY; k++) {
 		if (!f->dirs[k])
 			return file_unknown(fc, f, "the directory it runs in is not known");
-		char *abs = zsp_arena_printf(fc->a, "%s/%s", f->dirs[k], w);
+		char *abs = concat(fc->a, f->dirs[k], "/", w, NULL);
 		if (!abs || judge_path(fc, f, abs) < 0)
 			return -1;
 	}
