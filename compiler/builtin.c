@@ -4,6 +4,7 @@
 
 #include "compiler/builtin.h"
 #include "compiler/files.h"
+#include "compiler/names.h"
 #include "compiler/regex.h"
 #include "compiler/zsp.h"
 
@@ -151,12 +152,25 @@ static int check_regex(bctx *c, const char *text, bool anywhere)
 
 /* ---- words ---- */
 
-/* Case-insensitive comparison of the last path component of word with name. */
-static bool name_is(const char *word, const char *name)
+/* The last path component of word: what a command name is compared by. */
+static const char *base_name(const char *word)
 {
 	const char *slash = strrchr(word, '/');
 
-	return strcasecmp(slash ? slash + 1 : word, name) == 0;
+	return slash ? slash + 1 : word;
+}
+
+/* Case-insensitive comparison of a base name with name. The first bytes are compared first,
+ * folded as strcasecmp folds ASCII: the tables are scanned per word, and most names differ
+ * there. */
+static bool base_is(const char *base, const char *name)
+{
+	return (base[0] | 32) == (name[0] | 32) && strcasecmp(base, name) == 0;
+}
+
+static bool name_is(const char *word, const char *name)
+{
+	return base_is(base_name(word), name);
 }
 
 static bool name_start(char ch)
@@ -759,23 +773,53 @@ static const struct wrapper {
 };
 #undef L
 
+/* The shells a command can name: the oracle's own and the ones it does not model, which still
+ * take -c SCRIPT. */
+static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash",
+				      "posh", "fish", "csh", "tcsh", "rbash", "ksh93", "lksh",
+				      "oksh", "pdksh", "hush", "bosh", "elvish", "nu", "xonsh", "rc",
+				      "es" };
+
+/* Both tables are looked up for most words of a command: indexed once */
+_Static_assert(sizeof(wrappers) / sizeof(wrappers[0]) <= ZSP_NAMES_MAX, "wrappers: too many to index");
+_Static_assert(sizeof(shells) / sizeof(shells[0]) <= ZSP_NAMES_MAX, "shells: too many to index");
+static zsp_names wrapper_names, shell_names;
+static bool names_ok;
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void index_names(void)
+{
+	names_ok = zsp_names_build(&wrapper_names, &wrappers[0].name,
+				   sizeof(wrappers) / sizeof(wrappers[0]), sizeof(wrappers[0])) &&
+		   zsp_names_build(&shell_names, shells, sizeof(shells) / sizeof(shells[0]),
+				   sizeof(shells[0]));
+}
+
+/* The index, or NULL if pthread_once failed: then the tables are scanned (a lookup that
+ * missed a wrapper would let the command after it pass unseen). */
+static const zsp_names *names_of(const zsp_names *ix)
+{
+	return pthread_once(&names_once, index_names) == 0 && names_ok ? ix : NULL;
+}
+
 static const struct wrapper *find_wrapper(const char *w)
 {
+	const zsp_names *ix = names_of(&wrapper_names);
+	if (ix) {
+		long k = zsp_names_find(ix, w);
+		return k < 0 ? NULL : &wrappers[k];
+	}
 	for (size_t k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
 		if (name_is(w, wrappers[k].name))
 			return &wrappers[k];
 	return NULL;
 }
 
-/* The shells a command can name: the oracle's own and the ones it does not model, which still
- * take -c SCRIPT. */
 static bool is_shell(const char *w)
 {
-	static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh",
-					      "yash", "posh", "fish", "csh", "tcsh", "rbash",
-					      "ksh93", "lksh", "oksh", "pdksh", "hush", "bosh",
-					      "elvish", "nu", "xonsh", "rc", "es" };
-
+	const zsp_names *ix = names_of(&shell_names);
+	if (ix)
+		return zsp_names_find(ix, w) >= 0;
 	for (size_t k = 0; k < sizeof(shells) / sizeof(shells[0]); k++)
 		if (name_is(w, shells[k]))
 			return true;

@@ -275,10 +275,11 @@ static const struct {
 int zsp_request_arity(const char *kind, unsigned *nargs)
 {
 	*nargs = 0;
-	if (mcp_name(kind))
+	if (kind[0] == 'm' && mcp_name(kind))
 		return ZSP_OK;
+	/* asked once per decision: the first byte rules out most kinds before strcmp */
 	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
-		if (strcmp(kind, requests[i].kind) == 0) {
+		if (kind[0] == requests[i].kind[0] && strcmp(kind, requests[i].kind) == 0) {
 			*nargs = requests[i].nargs;
 			return ZSP_OK;
 		}

@@ -2,10 +2,12 @@
  * with its option grammar and the use of its operands (doc/oracle.md "File rules for commands"). */
 #include "config.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 
 #include "compiler/files.h"
+#include "compiler/names.h"
 
 /* What a command does with its operands (after the skipped ones). */
 enum shape {
@@ -198,13 +200,27 @@ static bool name_is(const char *word, const char *name)
 	return strcasecmp(slash ? slash + 1 : word, name) == 0;
 }
 
+/* Looked up for every command: indexed once */
+_Static_assert(sizeof(table) / sizeof(table[0]) <= ZSP_NAMES_MAX, "files: too many to index");
+static zsp_names table_names;
+static bool table_ok;
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void index_table(void)
+{
+	table_ok = zsp_names_build(&table_names, &table[0].name, sizeof(table) / sizeof(table[0]),
+				   sizeof(table[0]));
+}
+
 static const struct fcmd *find_cmd(const char *word)
 {
-	const char *slash = strrchr(word, '/'), *base = slash ? slash + 1 : word;
-	int first = (unsigned char)base[0] | 32;
-
+	if (pthread_once(&table_once, index_table) == 0 && table_ok) {
+		long k = zsp_names_find(&table_names, word);
+		return k < 0 ? NULL : &table[k];
+	}
+	/* no index (pthread_once failed): a scan, so that no reader goes unjudged */
 	for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++)
-		if ((table[k].name[0] | 32) == first && name_is(word, table[k].name))
+		if (name_is(word, table[k].name))
 			return &table[k];
 	return NULL;
 }

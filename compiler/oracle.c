@@ -45,12 +45,38 @@ struct zsp_oracle {
 /* Precomputed per fs rule so that a decision does not re-derive it for every request. */
 struct fs_info {
 	size_t depth;           /* components of a literal rule */
+	size_t len;             /* strlen of the rule's path */
 	const char *name;       /* "**" + "/NAME" with a literal NAME: matches a component NAME */
+	const char *comp;       /* "**" + "/GLOB" with GLOB one component: matches a component */
+	size_t pre, suf;        /* GLOB's literal first and last bytes: a component matching it
+				 * starts with the pre first bytes and ends with the suf last */
 	char *lit;              /* a glob's literal leading directories: "/home" for a rule on
 				 * "/home" + a glob component + more */
 };
 
 /* ---- verdict helpers -------------------------------------------------------------------- */
+
+/* The strings joined, in a; NULL on out-of-memory. What every decision says is built with it:
+ * zsp_arena_printf formats twice and costs more than the rest of a path decision. */
+static char *concat(zsp_arena *a, ...) __attribute__((sentinel));
+static char *concat(zsp_arena *a, ...)
+{
+	va_list ap;
+	size_t len = 0;
+	va_start(ap, a);
+	for (const char *s; (s = va_arg(ap, const char *));)
+		len += strlen(s);
+	va_end(ap);
+	char *out = zsp_arena_alloc(a, len + 1), *p = out;
+	if (!out)
+		return NULL;
+	va_start(ap, a);
+	for (const char *s; (s = va_arg(ap, const char *));)
+		p = stpcpy(p, s);
+	va_end(ap);
+	*p = '\0';
+	return out;
+}
 
 static int trace(zsp_arena *a, zsp_verdict *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int trace(zsp_arena *a, zsp_verdict *v, const char *fmt, ...)
@@ -89,6 +115,24 @@ static const char *loc_text(zsp_arena *a, zsp_loc loc)
 	unsigned line, col;
 	zsp_source_position(loc.src, loc.begin, &line, &col);
 	return zsp_arena_printf(a, "%s:%u:%u", loc.src->path, line, col);
+}
+
+/* loc_text of a rule's location: the text cache_rule_texts made when loc is a rule's */
+static const char *rule_loc_text(const zsp_oracle *o, zsp_arena *a, zsp_loc loc)
+{
+	const zsp_ir_policy *p = o->p;
+	if (!loc.src)
+		return "built in";
+	for (size_t i = 0; i < p->nfs; i++)
+		if (p->fs[i].loc.src == loc.src && p->fs[i].loc.begin == loc.begin)
+			return o->rule_locs[i];
+	for (size_t i = 0; i < p->ntools; i++)
+		for (size_t j = 0; j < p->tools[i].nrules; j++) {
+			zsp_loc r = p->tools[i].rules[j].loc;
+			if (r.src == loc.src && r.begin == loc.begin)
+				return o->rule_locs[o->tool_first[i] + j];
+		}
+	return loc_text(a, loc);
 }
 
 static const char *rule_text(zsp_arena *a, const zsp_ir_tool_rule *r)
@@ -232,7 +276,7 @@ int zsp_oracle_resolve(const zsp_oracle_env *env, zsp_arena *a, const char *arg,
 		base = env->workspace ? env->workspace : "/";
 	}
 	/* joined as the requester would open it: folding its `..` first would skip symlinks */
-	char *joined = zsp_arena_printf(a, "%s/%s", base, rest);
+	char *joined = concat(a, base, "/", rest, NULL);
 	size_t cap = joined ? strlen(joined) + 2 : 0;
 	char *abs = joined ? zsp_arena_alloc(a, cap) : NULL;
 	if (!abs || !zsp_path_lexical(joined, abs, cap))
@@ -280,6 +324,41 @@ static long glob_depth(const char *pattern, const char *path, char *scratch)
 	return best;
 }
 
+/* glob_depth for a pattern "**" + "/" + comp, where comp is one component: the same prefixes,
+ * numbered the same, each matching when its last component matches comp. */
+static long comp_depth(const struct fs_info *f, const char *path)
+{
+	const char *comp = f->comp, *tail = comp + strlen(comp) - f->suf;
+	size_t len = strlen(path);
+	long best = -1, depth = 0;
+	for (size_t end = 1; end <= len; end++) {
+		if (end != len && path[end] != '/')
+			continue;
+		depth++;
+		size_t e = end, s;
+		while (e > 0 && path[e - 1] == '/')
+			e--;
+		for (s = e; s > 0 && path[s - 1] != '/'; s--)
+			;
+		if (e - s < f->pre || memcmp(path + s, comp, f->pre) != 0 || e - s < f->suf ||
+		    memcmp(path + e - f->suf, tail, f->suf) != 0)
+			continue;
+		if (e > s && zsp_glob_match_component(comp, path + s, e - s))
+			best = depth;
+	}
+	return best;
+}
+
+/* zsp_path_is_prefix(rule, path) for a rule of length n and a path of length plen */
+static bool rule_is_prefix(const char *rule, size_t n, const char *path, size_t plen)
+{
+	if (n == 1 && rule[0] == '/')
+		return path[0] == '/';
+	/* the last bytes differ first: most rules share their leading directories */
+	return n > 0 && plen >= n && rule[n - 1] == path[n - 1] && (path[n] == '\0' || path[n] == '/') &&
+	       memcmp(rule, path, n) == 0;
+}
+
 /* Depth of the deepest component of path equal to name, or -1. */
 static long name_depth(const char *name, const char *path)
 {
@@ -310,11 +389,22 @@ static bool fs_info_init(zsp_oracle *o)
 		const char *path = p->fs[i].path;
 		struct fs_info *f = &o->fs[i];
 		f->depth = zsp_path_depth(path);
+		f->len = strlen(path);
 		if (!p->fs[i].glob)
 			continue;
 		if (strncmp(path, "**/", 3) == 0 && !strchr(path + 3, '/') && !zsp_glob_has_meta(path + 3) &&
 		    !strchr(path + 3, '\\')) {
 			f->name = path + 3;
+		} else if (strncmp(path, "**/", 3) == 0 && path[3] && !strchr(path + 3, '/') &&
+			   strcmp(path + 3, "**") != 0) {
+			f->comp = path + 3;
+			/* before the first wildcard; after the last when no class or escape is there to
+			 * make a later byte part of one */
+			f->pre = strcspn(f->comp, "*?[\\");
+			size_t n = strlen(f->comp);
+			if (!strpbrk(f->comp, "[\\"))
+				for (f->suf = 0; f->suf < n && !strchr("*?", f->comp[n - 1 - f->suf]); f->suf++)
+					;
 		} else if (path[0] == '/') {
 			/* the components before the first one with a glob character */
 			size_t cut = 1, end = 1;
@@ -355,9 +445,11 @@ static const zsp_ir_fs_rule *fs_rule_for(const zsp_oracle *o, const char *path, 
 		if (r->path[0] == '$')
 			continue; /* an unresolved parameter names no concrete place */
 		if (!r->glob)
-			d = zsp_path_is_prefix(r->path, path) ? (long)f->depth : -1;
+			d = rule_is_prefix(r->path, f->len, path, plen) ? (long)f->depth : -1;
 		else if (f->name)
 			d = name_depth(f->name, path);
+		else if (f->comp)
+			d = comp_depth(f, path);
 		else if (f->lit && !zsp_path_is_prefix(f->lit, path))
 			d = -1;
 		else if (!scratch)
@@ -406,7 +498,7 @@ static int decide_fs_in(zsp_oracle *o, const zsp_oracle_env *env, zsp_arena *a, 
 		if (!r) {
 			if (trace(a, v, "%s: %s: no rule covers it: denied", as, paths[i]))
 				return -1;
-			decide(v, ZSP_DENY, "fs-uncovered", zsp_arena_printf(a, "no rule covers %s", paths[i]));
+			decide(v, ZSP_DENY, "fs-uncovered", concat(a, "no rule covers ", paths[i], NULL));
 			v->rule = NULL;
 			v->loc = (zsp_loc){ 0 };
 			break;
@@ -422,7 +514,7 @@ static int decide_fs_in(zsp_oracle *o, const zsp_oracle_env *env, zsp_arena *a, 
 			v->loc = r->loc;
 		}
 		if (!ok) {
-			decide(v, ZSP_DENY, "fs-rule", zsp_arena_printf(a, "%s %s", want, paths[i]));
+			decide(v, ZSP_DENY, "fs-rule", concat(a, want, " ", paths[i], NULL));
 			break;
 		}
 	}
@@ -506,8 +598,10 @@ int zsp_oracle_connect(const zsp_oracle *o, zsp_arena *a, const char *host, unsi
 		decide(v, ZSP_DENY, "net-not-allowed", zsp_arena_printf(a, "%s:%u is not on the allow list", canon, port));
 		rc = trace(a, v, "net: mode proxy and no allow rule matches %s:%u", canon, port);
 	}
-	if (rc == 0 && !v->detail && v->rule)
-		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));
+	if (rc == 0 && !v->detail && v->rule) {
+		const char *where = rule_loc_text(o, a, v->loc);
+		v->detail = where ? concat(a, v->rule, " (", where, ")", NULL) : NULL;
+	}
 	return rc == 0 && v->detail ? ZSP_OK : ZSP_EINTERNAL;
 }
 
@@ -572,8 +666,21 @@ static const zsp_ir_tool *find_tool(const zsp_ir_policy *p, const char *name, si
 	return NULL;
 }
 
-/* Matches one rule against one text. 1 match, 0 none, -1 the regex hit its limit. */
-static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *texts, size_t ntexts)
+/* The texts rules are matched against, each prepared once for the regexes' prefilters (NULL
+ * ones stay NULL). NULL on out-of-memory. */
+static zsp_regex_subject *subjects(zsp_arena *a, const char *const *texts, size_t n)
+{
+	zsp_regex_subject *out = zsp_arena_calloc(a, n + 1, sizeof(*out));
+	for (size_t k = 0; out && k < n; k++)
+		if (texts[k])
+			zsp_regex_subject_init(&out[k], texts[k], strlen(texts[k]));
+	return out;
+}
+
+/* Matches one rule against the texts (subj: the same, prepared). 1 match, 0 none, -1 the regex
+ * hit its limit. */
+static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *texts,
+			const zsp_regex_subject *subj, size_t ntexts)
 {
 	const zsp_ir_tool_rule *r = &o->p->tools[ti].rules[ri];
 	if (r->safe)   /* judged per command by all_allowed: it matches no text */
@@ -586,7 +693,7 @@ static int rule_matches(zsp_oracle *o, size_t ti, size_t ri, const char *const *
 		if (r->is_path)
 			m = zsp_glob_match(r->pattern, texts[k]);
 		else
-			m = zsp_regex_search(o->re[ti][ri], texts[k], strlen(texts[k]), &hit) == ZSP_OK
+			m = zsp_regex_search_subject(o->re[ti][ri], &subj[k], &hit) == ZSP_OK
 				    ? hit : -1;   /* a failed search: fail closed, as the caller says */
 		if (m)
 			return m;
@@ -599,24 +706,25 @@ static void fall_to_default(zsp_arena *a, const zsp_oracle *o, const zsp_ir_tool
 {
 	if (t && t->def) {
 		decide(v, t->def, t->def == ZSP_DENY ? "tool-disabled" : "tool-default",
-		       zsp_arena_printf(a, "the default of tool `%s`", t->name));
-		v->rule = zsp_arena_printf(a, "default %s", zsp_decision_name(t->def));
+		       concat(a, "the default of tool `", t->name, "`", NULL));
+		v->rule = concat(a, "default ", zsp_decision_name(t->def), NULL);
 		v->loc = t->loc;
 		return;
 	}
-	decide(v, o->p->def, "policy-default", zsp_arena_printf(a, "the default of policy `%s`", o->p->name));
-	v->rule = zsp_arena_printf(a, "default %s", zsp_decision_name(o->p->def));
+	decide(v, o->p->def, "policy-default", concat(a, "the default of policy `", o->p->name, "`", NULL));
+	v->rule = concat(a, "default ", zsp_decision_name(o->p->def), NULL);
 }
 
 /* Deny and ask rules: any text matching decides. Returns 1 when decided, 0 not, -1 on oom. */
 static int first_match(zsp_oracle *o, zsp_arena *a, size_t ti, zsp_decision which,
-		       const char *const *texts, size_t ntexts, zsp_verdict *v)
+		       const char *const *texts, const zsp_regex_subject *subj, size_t ntexts,
+		       zsp_verdict *v)
 {
 	const zsp_ir_tool *t = &o->p->tools[ti];
 	for (size_t ri = 0; ri < t->nrules; ri++) {
 		if (t->rules[ri].decision != which)
 			continue;
-		int m = rule_matches(o, ti, ri, texts, ntexts);
+		int m = rule_matches(o, ti, ri, texts, subj, ntexts);
 		if (m == 0)
 			continue;
 		size_t k = o->tool_first[ti] + ri;
@@ -645,6 +753,9 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 	const zsp_ir_tool *t = &o->p->tools[ti];
 	if (nentries == 0)
 		return 0;
+	zsp_regex_subject *subj = subjects(a, texts, nentries * per);
+	if (!subj)
+		return -1;
 	size_t last = 0;
 	bool any = false;
 	for (size_t k = 0; k < nentries; k++) {
@@ -661,7 +772,7 @@ static int all_allowed(zsp_oracle *o, zsp_arena *a, size_t ti, const char *const
 			if (t->rules[ri].decision != ZSP_ALLOW)
 				continue;
 			int m = t->rules[ri].safe ? unsafe && !unsafe[k]
-						  : rule_matches(o, ti, ri, group, per);
+						  : rule_matches(o, ti, ri, group, &subj[k * per], per);
 			if (m < 0) {
 				v->rule = zsp_arena_strdup(a, o->rule_texts[o->tool_first[ti] + ri]);
 				v->loc = t->rules[ri].loc;
@@ -713,9 +824,12 @@ static int decide_texts(zsp_oracle *o, zsp_arena *a, const zsp_ir_tool *t, size_
 		fall_to_default(a, o, NULL, v);
 		return trace(a, v, "no `tool` block for this tool: %s", v->detail);
 	}
-	if ((r = first_match(o, a, ti, ZSP_DENY, texts, ntexts, v)) != 0)
+	zsp_regex_subject *subj = subjects(a, texts, ntexts);
+	if (!subj)
+		return -1;
+	if ((r = first_match(o, a, ti, ZSP_DENY, texts, subj, ntexts, v)) != 0)
 		return r < 0 ? -1 : 0;
-	if ((r = first_match(o, a, ti, ZSP_ASK, texts, ntexts, v)) != 0)
+	if ((r = first_match(o, a, ti, ZSP_ASK, texts, subj, ntexts, v)) != 0)
 		return r < 0 ? -1 : 0;
 	if ((r = all_allowed(o, a, ti, entries, nentries, per, shown_as, unsafe, v)) != 0)
 		return r < 0 ? -1 : 0;
@@ -1067,7 +1181,7 @@ static int judge_file(void *arg, const zsp_file_use *f)
 	for (size_t k = 0; k < f->ndirs && fc->deny.decision != ZSP_DENY; k++) {
 		if (!f->dirs[k])
 			return file_unknown(fc, f, "the directory it runs in is not known");
-		char *abs = zsp_arena_printf(fc->a, "%s/%s", f->dirs[k], w);
+		char *abs = concat(fc->a, f->dirs[k], "/", w, NULL);
 		if (!abs || judge_path(fc, f, abs) < 0)
 			return -1;
 	}
@@ -1129,7 +1243,10 @@ static int decide_terminal(zsp_oracle *o, zsp_arena *a, const char *cmd, zsp_ver
 	} else if (sh.finding != ZSP_SH_CLEAN) {
 		if (!allows_everything(o, t)) {
 			bool sub = sh.finding == ZSP_SH_SUBSTITUTION;
-			decide(v, ZSP_DENY, sub ? "substitution" : "unsupported",
+			/* a parse that ran out of steps is denied like any unsupported text; its
+			 * reason says so (doc/oracle.md "Reason codes") */
+			bool over = !sub && strcmp(sh.why, ZSP_SH_WHY_BUDGET) == 0;
+			decide(v, ZSP_DENY, sub ? "substitution" : over ? "budget" : "unsupported",
 			       zsp_arena_printf(a, "%s at byte %zu", sh.why, sh.where));
 			return trace(a, v, "%s: %s at byte %zu: denied whatever the rules say",
 				     sub ? "substitution check" : "shell parser", sh.why, sh.where);
@@ -1371,8 +1488,10 @@ int zsp_oracle_decide(zsp_oracle *o, zsp_arena *a, const zsp_ir_request *req, bo
 		const char *const *texts = req->args;
 		rc = decide_texts(o, a, t, ti, texts, req->nargs, texts, req->nargs, 1, NULL, NULL, v);
 	}
-	if (rc == 0 && !v->detail && v->rule)
-		v->detail = zsp_arena_printf(a, "%s (%s)", v->rule, loc_text(a, v->loc));
+	if (rc == 0 && !v->detail && v->rule) {
+		const char *where = rule_loc_text(o, a, v->loc);
+		v->detail = where ? concat(a, v->rule, " (", where, ")", NULL) : NULL;
+	}
 	return rc == 0 ? ZSP_OK : ZSP_EINTERNAL; /* the helpers fail only on out-of-memory */
 }
 

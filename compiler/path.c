@@ -616,6 +616,11 @@ static bool component_match(const char *p, size_t pn, const char *t, size_t tn)
 	return pi == pn;
 }
 
+bool zsp_glob_match_component(const char *pattern, const char *name, size_t n)
+{
+	return component_match(pattern, strlen(pattern), name, n);
+}
+
 /* The same walk one level up: `**` is the star and each other component matches exactly one. */
 bool zsp_glob_match(const char *pattern, const char *path)
 {

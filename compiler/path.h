@@ -60,6 +60,10 @@ bool zsp_glob_check(const char *pattern, zsp_path_error *err);
  * (relative, `${NAME}/...`) only paths not starting with `/`. `${NAME}` is compared literally.
  * Runs in O(len(pattern) * len(path)). */
 bool zsp_glob_match(const char *pattern, const char *path);
+/* One component of a pattern (no `/`, not `**`) against the name name[0..n), as zsp_glob_match
+ * matches each component: `**` + "/" + pattern matches a path exactly when its last component
+ * matches. */
+bool zsp_glob_match_component(const char *pattern, const char *name, size_t n);
 /* Component-wise prefix: "/a" is a prefix of "/a" and "/a/b", not of "/ab". "/" is a prefix of
  * every absolute path. "${W}" is a prefix of "${W}/x". Pure string logic, no globs. An empty
  * parent is a prefix of nothing. */

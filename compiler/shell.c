@@ -184,7 +184,7 @@ static bool tick(parser *p, size_t n)
 {
 	p->steps += n;
 	if (p->steps > p->budget)
-		return fail(p, "budget", p->pos);
+		return fail(p, ZSP_SH_WHY_BUDGET, p->pos);
 	return !p->failed;
 }
 

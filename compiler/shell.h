@@ -11,7 +11,8 @@
 #define ZSP_SH_MAX_INPUT (64u << 10)  /* longer commands are unsupported, and still split */
 #define ZSP_SH_MAX_SPLIT (1u << 20)   /* longer ones are not split at all */
 #define ZSP_SH_STEPS_PER_BYTE 16u     /* the parser's budget (plus ZSP_SH_STEPS_BASE): past it, */
-#define ZSP_SH_STEPS_BASE 4096u       /* the command is unsupported ("budget") */
+#define ZSP_SH_STEPS_BASE 4096u       /* the command is unsupported (ZSP_SH_WHY_BUDGET) */
+#define ZSP_SH_WHY_BUDGET "budget"    /* zsp_sh_result.why of a parse past its budget */
 #define ZSP_SH_MAX_DEPTH 32           /* nesting of (), {}, $(), if, ... */
 
 typedef enum zsp_sh_kind {
