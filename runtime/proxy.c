@@ -155,10 +155,21 @@ static void *resolver_main(void *arg)
 		struct job *j = p->jobs;
 		p->jobs = j->next;
 		pthread_mutex_unlock(&p->mu);
+		j->naddrs = 0;
+		if (p->cfg->lookup) {
+			for (size_t i = 0; i < p->cfg->nlookup && j->naddrs < MAX_ADDRS; i++)
+				if (strcmp(p->cfg->lookup[i].host, j->host) == 0) {
+					memcpy(&j->addrs[j->naddrs], &p->cfg->lookup[i].addr, p->cfg->lookup[i].addrlen);
+					j->alens[j->naddrs++] = p->cfg->lookup[i].addrlen;
+				}
+			j->rc = j->naddrs ? 0 : EAI_NONAME;
+			if (write(p->res_pipe[1], &j, sizeof(j)) != sizeof(j))
+				free(j);
+			continue;
+		}
 		struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 		struct addrinfo *res = NULL;
 		j->rc = getaddrinfo(j->host, NULL, &hints, &res);
-		j->naddrs = 0;
 		for (struct addrinfo *ai = res; ai && j->naddrs < MAX_ADDRS; ai = ai->ai_next) {
 			if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
 			    ai->ai_addrlen > sizeof(j->addrs[0]))

@@ -44,6 +44,11 @@ typedef struct zsp_proxy_cfg {
 					* NULL: no authentication (zsp-proxy --no-auth only) */
 	const zsp_proxy_pin *pins;
 	size_t npins;
+	/* What getaddrinfo would answer, for tests (zsp-proxy's $ZSP_PROXY_HOSTS in a test
+	 * build): a name listed here resolves to its addresses only, any other name fails; unlike
+	 * a pin, the address checks still apply. Ports are ignored. NULL: getaddrinfo. */
+	const zsp_proxy_pin *lookup;
+	size_t nlookup;
 	const zsp_proxy_audit *audit;  /* NULL: no audit */
 	unsigned max_conns;            /* open client connections at once; 0: the default */
 	int idle_timeout_ms;           /* a connection idle this long is closed; 0: the default */

@@ -18,12 +18,14 @@
 #include "compiler/host.h"
 #include "compiler/ir.h"
 #include "compiler/oracle.h"
+#include "lang/buf.h"
 #include "runtime/cli.h"
 #include "runtime/proxy.h"
 
 static const char usage_text[] =
 	"Usage: zsp-proxy [-D NAME=VALUE]... [--listen ADDR:PORT] [--resolve HOST:PORT:ADDR]...\n"
-	"                 [--secret-file FILE | --no-auth] [--policy NAME] [--max-conns N] POLICY\n"
+	"                 [--secret-file FILE | --no-auth] [--policy NAME] [--max-conns N]\n"
+	"                 [--idle-timeout MS] [--header-timeout MS] POLICY\n"
 	"Serves `net { mode proxy; }` of POLICY as an HTTP and SOCKS5 proxy on the loopback\n"
 	"(default 127.0.0.1:0, a free port) and prints the URL to use, with its secret, on stdout.\n"
 	"Without --secret-file a random secret is made. doc/proxy.md says what it refuses.\n";
@@ -153,11 +155,40 @@ static char *random_secret(void)
 	return s;
 }
 
+/* $ZSP_PROXY_HOSTS (test builds): lines "NAME ADDR" answering lookups instead of DNS. */
+static zsp_proxy_pin *read_lookup(const char *file, size_t *n)
+{
+	FILE *f = fopen(file, "r");
+	if (!f)
+		zsp_die(ZSP_ENOINPUT, "%s: %s", file, strerror(errno));
+	zsp_proxy_pin *pins = NULL;
+	size_t cap = 0;
+	char line[512];
+	*n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char name[300], addr[80], spec[400];
+		if (line[0] == '#' || sscanf(line, "%299s %79s", name, addr) != 2)
+			continue;
+		snprintf(spec, sizeof(spec), "%s:1:%s", name, addr);
+		if (!zsp_array_reserve(&pins, &cap, *n + 1, sizeof(*pins)))
+			zsp_die_oom();
+		if (!parse_pin(spec, &pins[*n]))
+			zsp_die(ZSP_EUSAGE, "%s: not NAME ADDR: %s", file, line);
+		(*n)++;
+	}
+	fclose(f);
+	/* an empty file still replaces DNS: every name then fails */
+	if (!pins && !(pins = calloc(1, sizeof(*pins))))
+		zsp_die_oom();
+	return pins;
+}
+
 struct opts {
 	zsp_cli_compile cc;
 	const char *listen, *secret_file, *policy, *file;
 	bool no_auth;
 	unsigned max_conns;
+	int idle_ms, header_ms;
 	zsp_proxy_pin *pins;
 	size_t npins;
 };
@@ -173,7 +204,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = !strcmp(a, "-D") || !strcmp(a, "--listen") || !strcmp(a, "--resolve") ||
-			     !strcmp(a, "--secret-file") || !strcmp(a, "--policy") || !strcmp(a, "--max-conns");
+			     !strcmp(a, "--secret-file") || !strcmp(a, "--policy") || !strcmp(a, "--max-conns") ||
+			     !strcmp(a, "--idle-timeout") || !strcmp(a, "--header-timeout");
 		if (takes && !v)
 			exit(zsp_usage_error("%s needs a value", a));
 		if (!strcmp(a, "--help")) {
@@ -202,6 +234,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (*end || n < 1 || n > 100000)
 				exit(zsp_usage_error("--max-conns %s: not 1 to 100000", argv[i]));
 			o->max_conns = (unsigned)n;
+		} else if (!strcmp(a, "--idle-timeout") || !strcmp(a, "--header-timeout")) {
+			char *end;
+			long n = strtol(argv[++i], &end, 10);
+			if (*end || n < 1 || n > 86400000)
+				exit(zsp_usage_error("%s %s: not 1 to 86400000 ms", a, argv[i]));
+			*(a[2] == 'i' ? &o->idle_ms : &o->header_ms) = (int)n;
 		} else if (a[0] == '-' && a[1]) {
 			exit(zsp_usage_error("unknown option %s", a));
 		} else if (o->file) {
@@ -280,9 +318,14 @@ int main(int argc, char **argv)
 	else
 		printf("http://%s:%u\n", host, port);
 	fflush(stdout);
+	const char *hosts = zsp_cli_test_override("ZSP_PROXY_HOSTS");
+	size_t nlookup = 0;
+	zsp_proxy_pin *lookup = hosts ? read_lookup(hosts, &nlookup) : NULL;
 	zsp_proxy_cfg cfg = {
 		.oracle = oracle, .listeners = &lfd, .nlisteners = 1, .secret = secret,
 		.pins = o.pins, .npins = o.npins, .max_conns = o.max_conns, .log_fd = 2,
+		.lookup = lookup, .nlookup = nlookup,
+		.idle_timeout_ms = o.idle_ms, .header_timeout_ms = o.header_ms,
 	};
 	char err[256] = "";
 	rc = zsp_proxy_serve(&cfg, stop_pipe[0], err, sizeof(err));
@@ -293,6 +336,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < o.npins; i++)
 		free((char *)o.pins[i].host);
 	free(o.pins);
+	for (size_t i = 0; i < nlookup; i++)
+		free((char *)lookup[i].host);
+	free(lookup);
 	zsp_oracle_free(oracle);
 	zsp_policy_set_free(set);
 	zsp_cli_compile_free(&o.cc);
