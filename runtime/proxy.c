@@ -26,7 +26,7 @@
 #include "lang/arena.h"
 #include "runtime/proxyproto.h"
 
-#define BUF_SIZE (64 * 1024)
+#define BUF_SIZE (256 * 1024)
 #define MAX_ADDRS 8
 #define DEFAULT_MAX_CONNS 512
 #define DEFAULT_IDLE_MS (300 * 1000)
@@ -768,6 +768,10 @@ static void peek(struct proxy *p, struct conn *c)
 	char sni[ZSP_HOST_MAX];
 	const char *err = NULL;
 	int rc = zsp_pp_tls_sni(c->cu, c->cu_len, sni, &err);
+	if (rc == ZSP_PP_MORE && c->c_eof && c->cu_len == 0) {
+		c->st = ST_RELAY;   /* the client sent nothing at all: nothing to check */
+		return;
+	}
 	if (rc == ZSP_PP_MORE && !c->c_eof)
 		return;
 	if (rc == ZSP_PP_MORE)
