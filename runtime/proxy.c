@@ -309,9 +309,11 @@ static void socks_reply(struct proxy *p, struct conn *c, unsigned char code, con
 }
 
 /* Refuses the request with the reason as X-Proxy-Error or the SOCKS code, and logs it. */
-static void refuse(struct proxy *p, struct conn *c, int status, unsigned char socks, const char *reason,
-		   const char *detail)
+static void refuse_v(struct proxy *p, struct conn *c, int status, unsigned char socks, const char *reason,
+		     const char *detail, const zsp_verdict *v)
 {
+	if (c->host[0] && p->cfg->audit && p->cfg->audit->refused)
+		p->cfg->audit->refused(p->cfg->audit->ctx, c->host, c->port, reason, v);
 	if (c->host[0])
 		logf_(p, "zsp-proxy: refused %s:%u: %s (%s)", c->host, c->port, reason, detail);
 	else
@@ -326,6 +328,12 @@ static void refuse(struct proxy *p, struct conn *c, int status, unsigned char so
 	else
 		snprintf(body, sizeof(body), "zsp-proxy: %s", detail);
 	http_reply(p, c, status, reason, body);
+}
+
+static void refuse(struct proxy *p, struct conn *c, int status, unsigned char socks, const char *reason,
+		   const char *detail)
+{
+	refuse_v(p, c, status, socks, reason, detail, NULL);
 }
 
 static void accept_all(struct proxy *p, int lfd)
@@ -459,12 +467,12 @@ static void decide(struct proxy *p, struct conn *c)
 	if (v.decision == ZSP_ASK) {
 		char d[512];
 		grant_hint(d, sizeof(d), c);
-		refuse(p, c, 403, ZSP_SOCKS_NOT_ALLOWED, "ask", d);
+		refuse_v(p, c, 403, ZSP_SOCKS_NOT_ALLOWED, "ask", d, &v);
 		return;
 	}
 	if (v.decision != ZSP_ALLOW) {
-		refuse(p, c, 403, ZSP_SOCKS_NOT_ALLOWED, v.reason ? v.reason : "denied",
-		       v.detail ? v.detail : "denied");
+		refuse_v(p, c, 403, ZSP_SOCKS_NOT_ALLOWED, v.reason ? v.reason : "denied",
+			 v.detail ? v.detail : "denied", &v);
 		return;
 	}
 	c->naddrs = 0;
@@ -780,6 +788,8 @@ static void peek(struct proxy *p, struct conn *c)
 		logf_(p, "zsp-proxy: refused %s:%u: %s%s%s", c->host, c->port, err ? err : "sni-mismatch",
 		      rc == ZSP_TLS_SNI ? ": the ClientHello names " : "", rc == ZSP_TLS_SNI ? sni : "");
 		c->error = err ? err : "sni-mismatch";
+		if (p->cfg->audit && p->cfg->audit->refused)
+			p->cfg->audit->refused(p->cfg->audit->ctx, c->host, c->port, c->error, NULL);
 		conn_close(p, c);   /* the tunnel's 200 is out: all that is left is to close it */
 		return;
 	}

@@ -32,6 +32,10 @@ typedef struct zsp_proxy_audit {
 			   const zsp_verdict *v);
 	void (*end)(void *ctx, long long handle, unsigned long long up, unsigned long long down,
 		    long long duration_ms, const char *error);
+	/* A request for HOST:PORT that was refused (reason as in X-Proxy-Error; v the oracle's
+	 * verdict, or NULL when the refusal came before or after the oracle). May be NULL. */
+	void (*refused)(void *ctx, const char *host, unsigned port, const char *reason,
+			const zsp_verdict *v);
 } zsp_proxy_audit;
 
 typedef struct zsp_proxy_cfg {

@@ -18,14 +18,17 @@
 #include "compiler/host.h"
 #include "compiler/ir.h"
 #include "compiler/oracle.h"
+#include "lang/source.h"
 #include "lang/buf.h"
 #include "runtime/cli.h"
+#include "runtime/decide.h"
 #include "runtime/proxy.h"
+#include "runtime/store.h"
 
 static const char usage_text[] =
 	"Usage: zsp-proxy [-D NAME=VALUE]... [--listen ADDR:PORT] [--resolve HOST:PORT:ADDR]...\n"
 	"                 [--secret-file FILE | --no-auth] [--policy NAME] [--max-conns N]\n"
-	"                 [--idle-timeout MS] [--header-timeout MS] POLICY\n"
+	"                 [--idle-timeout MS] [--header-timeout MS] [--record [--state-dir DIR]] POLICY\n"
 	"Serves `net { mode proxy; }` of POLICY as an HTTP and SOCKS5 proxy on the loopback\n"
 	"(default 127.0.0.1:0, a free port) and prints the URL to use, with its secret, on stdout.\n"
 	"Without --secret-file a random secret is made. doc/proxy.md says what it refuses.\n";
@@ -183,10 +186,65 @@ static zsp_proxy_pin *read_lookup(const char *file, size_t *n)
 	return pins;
 }
 
+/* --record: each decision goes to the audit trail (runtime/store.h), as zspc --query --record
+ * writes its own. The trail has no columns for the address, the bytes or the duration yet:
+ * those go to stderr, one line per connection (doc/proxy.md "Audit"). */
+struct recorder {
+	zsp_store *store;
+	const char *policy;
+	char hash[65];
+	long long next;
+};
+
+static int record(struct recorder *r, const char *host, unsigned port, int answer, const char *reason,
+		  const zsp_verdict *v)
+{
+	char req[ZSP_HOST_MAX + 32], rule[512] = "";
+	snprintf(req, sizeof(req), "connect \"%s:%u\"", host, port);
+	if (v && v->loc.src) {
+		unsigned line, col;
+		zsp_source_position(v->loc.src, v->loc.begin, &line, &col);
+		snprintf(rule, sizeof(rule), "%s:%u:%u", v->loc.src->path, line, col);
+	}
+	zsp_audit_record a = {.request = req, .decision = answer, .reason = reason,
+			      .rule = rule[0] ? rule : NULL, .policy = r->policy, .policy_hash = r->hash,
+			      .who = zsp_decider_user()};
+	char err[256];
+	if (zsp_store_audit(r->store, &a, err, sizeof(err)) != ZSP_OK) {
+		zsp_warn("cannot record %s: %s", req, err);
+		return -1;
+	}
+	return 0;
+}
+
+static long long rec_begin(void *ctx, const char *host, unsigned port, const char *addr, const zsp_verdict *v)
+{
+	struct recorder *r = ctx;
+	if (record(r, host, port, ZSP_ANSWER_ALLOW, v->reason, v) != 0)
+		return 0;   /* the proxy then refuses: fail closed */
+	long long id = ++r->next;
+	fprintf(stderr, "zsp-proxy: #%lld %s:%u: connecting to %s\n", id, host, port, addr);
+	return id;
+}
+
+static void rec_end(void *ctx, long long id, unsigned long long up, unsigned long long down, long long ms,
+		    const char *error)
+{
+	(void)ctx;
+	fprintf(stderr, "zsp-proxy: #%lld closed: %llu bytes up, %llu down, %lld ms%s%s\n", id, up, down, ms,
+		error ? ", " : "", error ? error : "");
+}
+
+static void rec_refused(void *ctx, const char *host, unsigned port, const char *reason, const zsp_verdict *v)
+{
+	record(ctx, host, port, ZSP_ANSWER_DENY, reason, v);
+}
+
 struct opts {
 	zsp_cli_compile cc;
 	const char *listen, *secret_file, *policy, *file;
-	bool no_auth;
+	bool no_auth, record;
+	const char *state_dir;
 	unsigned max_conns;
 	int idle_ms, header_ms;
 	zsp_proxy_pin *pins;
@@ -205,7 +263,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = !strcmp(a, "-D") || !strcmp(a, "--listen") || !strcmp(a, "--resolve") ||
 			     !strcmp(a, "--secret-file") || !strcmp(a, "--policy") || !strcmp(a, "--max-conns") ||
-			     !strcmp(a, "--idle-timeout") || !strcmp(a, "--header-timeout");
+			     !strcmp(a, "--idle-timeout") || !strcmp(a, "--header-timeout") ||
+			     !strcmp(a, "--state-dir");
 		if (takes && !v)
 			exit(zsp_usage_error("%s needs a value", a));
 		if (!strcmp(a, "--help")) {
@@ -224,6 +283,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				exit(zsp_usage_error("--resolve %s: not HOST:PORT:ADDR", argv[i]));
 		} else if (!strcmp(a, "--secret-file")) {
 			o->secret_file = argv[++i];
+		} else if (!strcmp(a, "--record")) {
+			o->record = true;
+		} else if (!strcmp(a, "--state-dir")) {
+			o->state_dir = argv[++i];
 		} else if (!strcmp(a, "--no-auth")) {
 			o->no_auth = true;
 		} else if (!strcmp(a, "--policy")) {
@@ -321,9 +384,19 @@ int main(int argc, char **argv)
 	const char *hosts = zsp_cli_test_override("ZSP_PROXY_HOSTS");
 	size_t nlookup = 0;
 	zsp_proxy_pin *lookup = hosts ? read_lookup(hosts, &nlookup) : NULL;
+	struct recorder rec = {.policy = p->name};
+	zsp_proxy_audit audit = {.ctx = &rec, .begin = rec_begin, .end = rec_end, .refused = rec_refused};
+	if (o.record) {
+		zsp_store_where where = {o.state_dir, NULL, true};
+		char serr[512];
+		if (zsp_store_open(&where, &rec.store, serr, sizeof(serr)) != ZSP_OK)
+			zsp_die(ZSP_EIO, "%s", serr);
+		if (zsp_policy_hash(zsp_policy_set_ir(set), p, rec.hash) != ZSP_OK)
+			zsp_die_oom();
+	}
 	zsp_proxy_cfg cfg = {
 		.oracle = oracle, .listeners = &lfd, .nlisteners = 1, .secret = secret,
-		.pins = o.pins, .npins = o.npins, .max_conns = o.max_conns, .log_fd = 2,
+		.audit = o.record ? &audit : NULL, .pins = o.pins, .npins = o.npins, .max_conns = o.max_conns, .log_fd = 2,
 		.lookup = lookup, .nlookup = nlookup,
 		.idle_timeout_ms = o.idle_ms, .header_timeout_ms = o.header_ms,
 	};
@@ -339,6 +412,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nlookup; i++)
 		free((char *)lookup[i].host);
 	free(lookup);
+	if (rec.store)
+		zsp_store_close(rec.store);
 	zsp_oracle_free(oracle);
 	zsp_policy_set_free(set);
 	zsp_cli_compile_free(&o.cc);

@@ -469,6 +469,31 @@ check(fds(flood.pid) == base, f"descriptors of the flooded proxy: {base} before,
 flood.terminate()
 check(flood.wait(5) == 0, "the flooded proxy stops on SIGTERM")
 
+# --record: each decision in the audit trail, as `zspc audit` shows it
+state = os.path.join(tmp, "state")
+os.makedirs(state, mode=0o700)
+if prefix:
+    os.chown(state, 65534, 65534)
+errfile = os.path.join(tmp, "proxy.err")
+rec, RPORT = start("--record", "--state-dir", state)
+r = http(f"GET http://registry.test:{UP}/ HTTP/1.1\r\nProxy-Authorization: {AUTH}\r\n\r\n".encode(), RPORT)
+check(status(r) == 200, f"--record: allowed: {r[:60]!r}")
+r = http(connect_req(f"evil.test:{UP}"), RPORT)
+check(status(r) == 403, f"--record: refused: {r[:60]!r}")
+r = http(connect_req(f"internal.test:{UP}"), RPORT)
+check(proxy_error(r) == "blocked-address", f"--record: blocked: {r[:60]!r}")
+time.sleep(0.3)
+rec.terminate()
+check(rec.wait(5) == 0, "the recording proxy stops on SIGTERM")
+a = subprocess.run(prefix + [zspc, "audit", "--state-dir", state], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+trail = a.stdout.decode()
+check(a.returncode == 0 and f'allow connect "registry.test:{UP}"\treason=net-rule' in trail
+      and f'deny connect "evil.test:{UP}"\treason=net-rule' in trail
+      and f'deny connect "internal.test:{UP}"\treason=blocked-address' in trail,
+      f"zspc audit lists the proxy's decisions: {trail!r} {a.stderr!r}")
+log = open(errfile).read()
+check("bytes up" in log and "connecting to 127.0.0.1" in log, "--record: bytes and address on stderr")
+
 time.sleep(0.5)
 d = fds(proc.pid)
 check(d == main_fds, f"the main proxy holds {d} descriptors after every connection ended, {main_fds} at the start")
