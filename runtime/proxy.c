@@ -449,10 +449,14 @@ static void addresses_known(struct proxy *p, struct conn *c)
 	start_connect(p, c);
 }
 
-static void grant_hint(char *out, size_t cap, const struct conn *c)
+static void grant_hint(char *out, size_t cap, const struct conn *c, const char *policy)
 {
-	snprintf(out, cap, "asks for approval and there is no prompt here; to allow it, run: "
-			   "zspc grant add --tool connect --exact '%s:%u' --allow --once", c->host, c->port);
+	/* a policy name the shell would read otherwise is left out rather than printed wrong */
+	bool plain = policy && policy[0] &&
+		     strspn(policy, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(policy);
+	snprintf(out, cap, "asks for approval and there is no prompt here; to allow it once, run: "
+			   "zspc grant add --tool connect --exact '%s:%u' --allow --once%s%s", c->host, c->port,
+		 plain ? " --policy " : "", plain ? policy : "");
 }
 
 /* The request names host:port and is authenticated: the oracle decides. */
@@ -466,7 +470,7 @@ static void decide(struct proxy *p, struct conn *c)
 	}
 	if (v.decision == ZSP_ASK) {
 		char d[512];
-		grant_hint(d, sizeof(d), c);
+		grant_hint(d, sizeof(d), c, p->cfg->policy);
 		refuse_v(p, c, 403, ZSP_SOCKS_NOT_ALLOWED, "ask", d, &v);
 		return;
 	}

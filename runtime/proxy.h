@@ -57,6 +57,8 @@ typedef struct zsp_proxy_cfg {
 	unsigned max_conns;            /* open client connections at once; 0: the default */
 	int idle_timeout_ms;           /* a connection idle this long is closed; 0: the default */
 	int header_timeout_ms;         /* a request not complete by then gets 408; 0: the default */
+	const char *policy;            /* the policy's name, for the `zspc grant add` line an ask
+					* refusal names; NULL: left out */
 	int log_fd;                    /* one line per refusal for people (zsp-run: stderr); -1: none */
 } zsp_proxy_cfg;
 

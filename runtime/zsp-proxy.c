@@ -396,7 +396,7 @@ int main(int argc, char **argv)
 	}
 	zsp_proxy_cfg cfg = {
 		.oracle = oracle, .listeners = &lfd, .nlisteners = 1, .secret = secret,
-		.audit = o.record ? &audit : NULL, .pins = o.pins, .npins = o.npins, .max_conns = o.max_conns, .log_fd = 2,
+		.audit = o.record ? &audit : NULL, .pins = o.pins, .npins = o.npins, .max_conns = o.max_conns, .log_fd = 2, .policy = p->name,
 		.lookup = lookup, .nlookup = nlookup,
 		.idle_timeout_ms = o.idle_ms, .header_timeout_ms = o.header_ms,
 	};

@@ -400,6 +400,21 @@ for sni, rec, split in (("evil.test", 50, 7), ("registry.test.evil", 4000, 3), (
     got = up.since(n)
     check(all(len(b) == 0 for b in got), f"SNI {sni}: bytes reached the upstream: {got!r}")
     s.close()
+# the ClientHello sent at once behind the CONNECT head, before the 200
+for sni, ok in (("registry.test", True), ("evil.test", False)):
+    n = up.count()
+    s = conn()
+    data = records(client_hello(sni), 4000)
+    s.sendall(connect_req(f"registry.test:{UP}") + data)
+    got = recv_all(s, len(data) + 39)
+    if ok:
+        check(got.startswith(b"HTTP/1.1 200") and got.endswith(data), f"eager ClientHello {sni}: relayed")
+    else:
+        # closed before or right after the 200 (before: the 200 was still queued)
+        check(not got.endswith(data) and (got == b"" or got.startswith(b"HTTP/1.1 200")),
+              f"eager ClientHello {sni}: closed: {got[:60]!r}")
+        check(all(len(b) == 0 for b in up.since(n)), f"eager ClientHello {sni}: no byte upstream")
+    s.close()
 # an SNI over SOCKS too
 s, g, rep = socks(req=sreq(1, 3, dom("registry.test"), UP))
 n = up.count()
