@@ -173,7 +173,9 @@ fuzz_smoke() {
 	pids=
 	# NAME:CORPUS:DICT of each target: all are run, and all are judged
 	targets="parser:corpus:zsp oracle:oracle-corpus:zsp gitcfg:gitcfg-corpus:gitcfg
-		walkindex:walkindex-corpus:walkindex host:host-corpus:host"
+		walkindex:walkindex-corpus:walkindex host:host-corpus:host
+		proxy_http:proxy-http-corpus:proxy proxy_socks:proxy-socks-corpus:proxy
+		proxy_tls:proxy-tls-corpus:proxy"
 	for t in $targets; do
 		name=${t%%:*}
 		seeds=${t#*:} && seeds=${seeds%:*}

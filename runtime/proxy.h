@@ -32,6 +32,10 @@ typedef struct zsp_proxy_audit {
 			   const zsp_verdict *v);
 	void (*end)(void *ctx, long long handle, unsigned long long up, unsigned long long down,
 		    long long duration_ms, const char *error);
+	/* A request for HOST:PORT that was refused (reason as in X-Proxy-Error; v the oracle's
+	 * verdict, or NULL when the refusal came before or after the oracle). May be NULL. */
+	void (*refused)(void *ctx, const char *host, unsigned port, const char *reason,
+			const zsp_verdict *v);
 } zsp_proxy_audit;
 
 typedef struct zsp_proxy_cfg {
@@ -44,10 +48,17 @@ typedef struct zsp_proxy_cfg {
 					* NULL: no authentication (zsp-proxy --no-auth only) */
 	const zsp_proxy_pin *pins;
 	size_t npins;
+	/* What getaddrinfo would answer, for tests (zsp-proxy's $ZSP_PROXY_HOSTS in a test
+	 * build): a name listed here resolves to its addresses only, any other name fails; unlike
+	 * a pin, the address checks still apply. Ports are ignored. NULL: getaddrinfo. */
+	const zsp_proxy_pin *lookup;
+	size_t nlookup;
 	const zsp_proxy_audit *audit;  /* NULL: no audit */
 	unsigned max_conns;            /* open client connections at once; 0: the default */
 	int idle_timeout_ms;           /* a connection idle this long is closed; 0: the default */
 	int header_timeout_ms;         /* a request not complete by then gets 408; 0: the default */
+	const char *policy;            /* the policy's name, for the `zspc grant add` line an ask
+					* refusal names; NULL: left out */
 	int log_fd;                    /* one line per refusal for people (zsp-run: stderr); -1: none */
 } zsp_proxy_cfg;
 
