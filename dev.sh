@@ -19,10 +19,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 #   own git in tests/e2e/hostlater.sh and tests/sbpl/gitfile.sh: what a sandbox leaves for it);
 #   npm (npm, node) and python3-venv (/usr/bin/python3 -m venv, ensurepip): the tools whose caches
 #   tests/e2e/cache.sh gives the sandbox, run offline on local packages;
-#   coreutils diffutils findutils grep sed mawk tar (mkfifo od stat, cmp diff, find, awk).
+#   coreutils diffutils findutils grep sed mawk tar (mkfifo od stat, cmp diff, find, awk);
+#   curl (the client inside the sandbox in tests/e2e/netproxy.sh, through the proxy).
 packages="build-essential autoconf automake libtool pkg-config flex bison libseccomp-dev
 libsqlite3-dev libpcre2-dev libcunit1-dev bubblewrap xz-utils procps util-linux bsdutils passwd
-coreutils diffutils findutils grep sed mawk tar git npm python3-venv"
+coreutils diffutils findutils grep sed mawk tar git npm python3-venv curl"
 
 # check alone: libFuzzer. The fuzz targets build with clang, whose sanitizer runtimes and
 # headers (libFuzzer, ASan, UBSan, sanitizer/asan_interface.h) are in libclang-rt-14-dev, which

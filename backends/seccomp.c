@@ -249,9 +249,10 @@ static void check(const zsp_ir_policy *p, bool supervised, zsp_diag *d)
 {
 	for (size_t i = 0; i < p->nhosts; i++) {
 		const zsp_ir_host *h = &p->hosts[i];
-		if (p->net_mode == ZSP_NET_PROXY && h->decision == ZSP_ALLOW)
+		/* zsp-run brings the proxy (runtime/netproxy.h); an emitted sandbox has none */
+		if (p->net_mode == ZSP_NET_PROXY && h->decision == ZSP_ALLOW && !supervised)
 			zsp_diag_warning(d, ZSP_W_UNENFORCED, h->loc,
-					 "on Linux, mode proxy runs without a proxy yet: `%s` stays unreachable (the sandbox has no network)",
+					 "on Linux, only zsp-run brings the proxy of mode proxy: the emitted sandbox run by hand has no network, so `%s` stays unreachable",
 					 h->host);
 		else if (p->net_mode == ZSP_NET_FULL && h->decision == ZSP_DENY)
 			zsp_diag_warning(d, ZSP_W_UNENFORCED, h->loc,

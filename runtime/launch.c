@@ -27,6 +27,7 @@
 #include "runtime/guard.h"
 #include "runtime/launch.h"
 #include "runtime/mask.h"
+#include "runtime/netproxy.h"
 #include "runtime/pty.h"
 #include "runtime/supervise.h"
 
@@ -44,9 +45,9 @@
  * the argv's; these are the invocation's; FD_STATE and up: the descriptors of the sandbox's own
  * directories (--bind-fd), then nothing. */
 enum { FD_ARGS = 5, FD_STATUS = 6, FD_READY = 8, FD_NOTIFY_FILTER = 9, FD_NOTIFY_SOCK = 10, FD_MASKS = 11,
-       FD_STATE = 12, MAX_STATE_FDS = 64 };
-enum { NFDS = 9 };  /* seccomp, empty, args, status, exec, ready, notify filter, notify socket,
-		     * masks socket */
+       FD_NET = 12, FD_STATE = 13, MAX_STATE_FDS = 64 };
+enum { NFDS = 10 };  /* seccomp, empty, args, status, exec, ready, notify filter, notify socket,
+		      * masks socket, net socket */
 
 const char *zsp_bwrap_path(void)
 {
@@ -108,6 +109,17 @@ int zsp_launch_prepare(zsp_launch *l, const zsp_ir_policy *p, zsp_arena *a, zsp_
 	zsp_linux_opts o = *opts;
 	o.seccomp = true;
 	zsp_linux_check_supervised(p, d);
+	/* mode proxy sets these itself (runtime/netproxy.h): a policy's own value would point the
+	 * tools elsewhere, or lose the secret, and taking one silently over the other hides it */
+	const zsp_ir_env *at;
+	const char *clash = p->net_mode == ZSP_NET_PROXY ? zsp_netproxy_env_conflict(p, &at) : NULL;
+	if (clash) {
+		zsp_diag_error(d, at->loc, "`env set %s` conflicts with `mode proxy`, which sets %s to its own proxy",
+			       clash, clash);
+		zsp_diag_hint(d, "remove the `set`: in mode proxy the sandbox's HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, "
+			      "NO_PROXY (each also in lower case), npm_config_proxy, npm_config_https_proxy, "
+			      "CARGO_HTTP_PROXY and JAVA_TOOL_OPTIONS are zsp-run's");
+	}
 	int rc = zsp_bwrap_plan_build(p, &o, a, d, &l->plan);
 	if (rc != ZSP_OK)
 		return rc;
@@ -151,11 +163,16 @@ static int memfd_with(const char *name, const void *data, size_t len)
 	return fd;
 }
 
-static int args_fd(char *const *argv, size_t argc)
+/* bwrap's options: the plan's argv, then --setenv for each of env's variables (NULL: none),
+ * which come last so that they replace any the plan set (bwrap applies them in order). */
+static int args_fd(char *const *argv, size_t argc, const zsp_netproxy_env *env)
 {
+	static const char setenv_opt[] = "--setenv";
 	size_t len = 0;
 	for (size_t i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
+	for (size_t i = 0; env && i < ZSP_NETPROXY_NENV; i++)
+		len += sizeof(setenv_opt) + strlen(env->name[i]) + 1 + strlen(env->value[i]) + 1;
 	char *buf = malloc(len + 1), *o = buf;
 	if (!buf)
 		return -1;
@@ -164,7 +181,17 @@ static int args_fd(char *const *argv, size_t argc)
 		memcpy(o, argv[i], n);
 		o += n;
 	}
+	for (size_t i = 0; env && i < ZSP_NETPROXY_NENV; i++) {
+		const char *part[3] = { setenv_opt, env->name[i], env->value[i] };
+		for (int k = 0; k < 3; k++) {
+			size_t n = strlen(part[k]) + 1;
+			memcpy(o, part[k], n);
+			o += n;
+		}
+	}
 	int fd = memfd_with("zsp-bwrap-args", buf, len);
+	/* the proxy's secret is in there: nothing of it left in freed memory */
+	explicit_bzero(buf, len);
 	free(buf);
 	return fd;
 }
@@ -317,7 +344,7 @@ static _Noreturn void child_main(spawn *c)
 
 	const int targets[NFDS] = { ZSP_FD_SECCOMP, ZSP_FD_EMPTY, FD_ARGS,          FD_STATUS,
 				    ZSP_FD_EXEC,    FD_READY,     FD_NOTIFY_FILTER, FD_NOTIFY_SOCK,
-				    FD_MASKS };
+				    FD_MASKS,       FD_NET };
 	int moved[NFDS + MAX_STATE_FDS];
 	int first_free = FD_STATE + (int)c->nstate;
 	c->what = "cannot set up descriptors";
@@ -365,11 +392,13 @@ fail:
 }
 
 /* bwrap --args 5 --json-status-fd 6 -- [ZSP_EXEC_PATH --ready-fd 8 --close-fds [--ctty]
- * [--masks-sock 11] [--notify-filter-fd 9 --notify-sock-fd 10 [--notify-killable]] --] CMD...:
- * NULL-terminated, malloc'd. --ctty with a pty: the exec step makes it the controlling
- * terminal; --masks-sock with the plan's masks (runtime/mask.h); the notify options with the
- * supervisor, --notify-killable when it performs the path calls (doc/linux.md "Strict"). */
-static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks, bool notify, bool killable)
+ * [--masks-sock 11] [--net-sock 12] [--notify-filter-fd 9 --notify-sock-fd 10 [--notify-killable]]
+ * --] CMD...: NULL-terminated, malloc'd. --ctty with a pty: the exec step makes it the
+ * controlling terminal; --masks-sock with the plan's masks (runtime/mask.h); --net-sock with
+ * mode proxy (runtime/netproxy.h); the notify options with the supervisor, --notify-killable
+ * when it performs the path calls (doc/linux.md "Strict"). */
+static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks, bool net, bool notify,
+			 bool killable)
 {
 	static char fa[] = { '0' + FD_ARGS, 0 }, fs[] = { '0' + FD_STATUS, 0 }, fr[] = { '0' + FD_READY, 0 };
 	static char fnf[] = { '0' + FD_NOTIFY_FILTER, 0 }, fns[] = "10", fm[] = "11";
@@ -377,10 +406,11 @@ static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks
 	static char *const step[] = { ZSP_EXEC_PATH, "--ready-fd", fr, "--close-fds" };
 	static char *const notify_opts[] = { "--notify-filter-fd", fnf, "--notify-sock-fd", fns };
 	static char *const mask_opts[] = { "--masks-sock", fm };
-	_Static_assert(FD_NOTIFY_SOCK == 10 && FD_MASKS == 11, "fns, fm");
+	static char *const net_opts[] = { "--net-sock", "12" };
+	_Static_assert(FD_NOTIFY_SOCK == 10 && FD_MASKS == 11 && FD_NET == 12, "fns, fm, net_opts");
 	size_t nh = sizeof(head) / sizeof(head[0]), nstep = sizeof(step) / sizeof(step[0]);
 	size_t nn = sizeof(notify_opts) / sizeof(notify_opts[0]), nm = sizeof(mask_opts) / sizeof(mask_opts[0]);
-	size_t ns = !exec_step ? 0 : nstep + (ctty ? 1 : 0) + (masks ? nm : 0) + (notify ? nn : 0) +
+	size_t ns = !exec_step ? 0 : nstep + (ctty ? 1 : 0) + (masks ? nm : 0) + (net ? 2 : 0) + (notify ? nn : 0) +
 				     (notify && killable ? 1 : 0) + 1;
 	size_t n = 0;
 	while (cmd[n])
@@ -398,6 +428,10 @@ static char **bwrap_argv(char *const *cmd, bool exec_step, bool ctty, bool masks
 		if (masks) {
 			memcpy(argv + k, mask_opts, sizeof(mask_opts));
 			k += nm;
+		}
+		if (net) {
+			memcpy(argv + k, net_opts, sizeof(net_opts));
+			k += 2;
 		}
 		if (notify) {
 			memcpy(argv + k, notify_opts, sizeof(notify_opts));
@@ -424,7 +458,8 @@ static pid_t start_bwrap(const zsp_launch *l, const int fds[NFDS], const int *st
 	sigfillset(&all);
 	spawn c = { .l = l, .fds = fds, .state = state, .nstate = nstate, .pty = pty,
 		    .procs = cgroup[0] ? procs : NULL, .old = old, .mask = &mask };
-	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0, fds[8] >= 0, fds[6] >= 0, l->opens_decided);
+	char **argv = bwrap_argv(cmd, l->exec_step, pty->master >= 0, fds[8] >= 0, fds[9] >= 0, fds[6] >= 0,
+				 l->opens_decided);
 	if (!argv) {
 		*why = "cannot start bwrap: out of memory";
 		return -1;
@@ -669,9 +704,13 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	held h = { 0 };
 	zsp_gitlayer *gl = NULL;
 	char cgroup[512] = "";
-	int fds[NFDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 }, ready_pipe[2] = { -1, -1 };
-	int notify_pair[2] = { -1, -1 }, masks_pair[2] = { -1, -1 };
-	pid_t masker = -1;
+	int fds[NFDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 }, status_pipe[2] = { -1, -1 },
+	    ready_pipe[2] = { -1, -1 };
+	int notify_pair[2] = { -1, -1 }, masks_pair[2] = { -1, -1 }, net_pair[2] = { -1, -1 }, stop_pipe[2] = { -1, -1 };
+	pid_t masker = -1, proxy = -1;
+	bool proxied = l->p->net_mode == ZSP_NET_PROXY;
+	char secret[ZSP_NETPROXY_SECRET_LEN + 1] = "";
+	zsp_netproxy_env penv = { .name = { NULL } };
 	zsp_supervisor *sup = NULL;
 	int state[MAX_STATE_FDS];
 	size_t nstate = 0;
@@ -693,13 +732,35 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 	}
 	fds[0] = memfd_with("zsp-seccomp", l->bpf, l->bpflen);
 	fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fds[2] = args_fd(bargv, l->plan.argc);
+	/* mode proxy: a secret of this run's, in the sandbox's environment and the proxy's memory
+	 * only (bwrap reads its options from a memfd: no command line shows it) */
+	if (proxied && !l->exec_step) {
+		*why = "mode proxy needs zsp's exec step";
+		goto out;
+	}
+	if (proxied && zsp_netproxy_secret(secret) != 0) {
+		snprintf(msg, sizeof(msg), "cannot make the proxy's secret: getrandom: %s", strerror(errno));
+		*why = msg;
+		goto out;
+	}
+	if (proxied && zsp_netproxy_env_make(&penv, l->p, secret) != 0) {
+		*why = "cannot prepare the proxy's variables: out of memory";
+		goto out;
+	}
+	fds[2] = args_fd(bargv, l->plan.argc, proxied ? &penv : NULL);
 	if (pipe2(status_pipe, O_CLOEXEC) == 0)
 		fds[3] = status_pipe[1];
 	if (l->exec_step && pipe2(ready_pipe, O_CLOEXEC) == 0)
 		fds[5] = ready_pipe[1];
 	if (l->plan.nmasks && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, masks_pair) == 0)
 		fds[8] = masks_pair[1];   /* closed with the others from here on */
+	if (proxied && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, net_pair) == 0)
+		fds[9] = net_pair[1];
+	if (proxied && (fds[9] < 0 || zsp_netproxy_listen(net_pair[0]) != 0 || pipe2(stop_pipe, O_CLOEXEC) != 0)) {
+		snprintf(msg, sizeof(msg), "cannot prepare the proxy's socket: %s", strerror(errno));
+		*why = msg;
+		goto out;
+	}
 	if (fds[8] >= 0 && zsp_masks_listen(masks_pair[0]) != 0) {
 		snprintf(msg, sizeof(msg), "cannot prepare the masks' socket: %s", strerror(errno));
 		*why = msg;
@@ -759,9 +820,24 @@ int zsp_launch_run(const zsp_launch *l, char *const *argv, const char **why)
 			goto restore;
 		}
 	}
+	/* the proxy before bwrap too, and before the supervisor's threads: it forks again to join
+	 * the sandbox's user namespace, which a multithreaded process cannot */
+	if (proxied) {
+		zsp_oracle_env oe = { .workspace = l->workspace ? l->workspace : "/", .home = l->home };
+		proxy = zsp_netproxy_start(l->p, &oe, net_pair[0], stop_pipe[0], secret);
+		close(net_pair[0]);
+		close(stop_pipe[0]);
+		net_pair[0] = stop_pipe[0] = -1;
+		if (proxy < 0) {
+			snprintf(msg, sizeof(msg), "cannot start the proxy: %s", strerror(errno));
+			*why = msg;
+			goto restore;
+		}
+	}
 	pid_t pid = start_bwrap(l, fds, state, nstate, &pty, argv, cgroup, old, why);
 	if (pid > 0) {
-		/* only bwrap and the sandbox hold the write ends (and the notify socket's end) now */
+		/* only bwrap and the sandbox hold the write ends (and the ends of the notify and net
+		 * sockets) now */
 		for (int i = 3; i < NFDS; i += 2) {
 			if (fds[i] >= 0)
 				close(fds[i]);
@@ -809,6 +885,18 @@ out:
 		while (waitpid(masker, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+	/* the sandbox is gone: the proxy closes its connections and ends (runtime/netproxy.h) */
+	if (proxy > 0) {
+		if (fds[9] >= 0)
+			close(fds[9]);
+		fds[9] = -1;
+		close(stop_pipe[1]);
+		stop_pipe[1] = -1;
+		while (waitpid(proxy, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	zsp_netproxy_env_free(&penv);
+	explicit_bzero(secret, sizeof(secret));
 	zsp_pty_close(&pty);
 	remove_cgroup(cgroup);
 	remove_placeholders(l, &h);
@@ -836,6 +924,12 @@ out:
 		close(notify_pair[0]);
 	if (masks_pair[0] >= 0)
 		close(masks_pair[0]);
+	/* net_pair[1] is fds[9] */
+	if (net_pair[0] >= 0)
+		close(net_pair[0]);
+	for (int i = 0; i < 2; i++)
+		if (stop_pipe[i] >= 0)
+			close(stop_pipe[i]);
 	zsp_supervise_free(sup);
 	if (started && l->sandbox)
 		trim_after(l);

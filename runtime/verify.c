@@ -248,7 +248,7 @@ static const char *known_gap(const zsp_ir_policy *p, const char *kind, const cha
 {
 	if (!strcmp(kind, "connect")) {
 		if (p->net_mode == ZSP_NET_PROXY && oracle_allows && kernel == OUT_DENIED)
-			return "mode proxy has no proxy on Linux yet: the sandbox has no network";
+			return "mode proxy reaches allowed hosts through zsp-run's proxy only: the probe's direct connect is refused, as it must be";
 		if (p->net_mode == ZSP_NET_FULL && !oracle_allows && kernel == OUT_ALLOWED)
 			return "mode full cannot refuse single hosts on Linux";
 		return NULL;

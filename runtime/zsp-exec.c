@@ -4,7 +4,7 @@
  * (bwrap's own failed exec exits 1, which zsp-run also uses for policy errors). libc only,
  * linked statically: it runs in sandboxes that may show no libraries at all.
  *
- * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M]
+ * usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M] [--net-sock P]
  *                 [--notify-filter-fd F --notify-sock-fd S [--notify-killable]] -- COMMAND [ARG]...
  *   --ready-fd N  write one byte to descriptor N before the exec, then close it: the command's
  *                 status is then the command's, not the sandbox's setup failing (zsp-run)
@@ -18,6 +18,10 @@
  *                 answer: zsp-run masks the policy's files in the sandbox's mount namespace
  *                 meanwhile, from outside, and answers "k" when every one holds (doc/linux.md
  *                 "Masks"); any other answer, or none, and the command does not run
+ *   --net-sock P  likewise with the unix socket P for `mode proxy`: zsp-run makes the proxy's
+ *                 listeners in the sandbox's network namespace meanwhile, from outside, and
+ *                 answers "k" once they listen (doc/linux.md "The proxy's bridge"); the
+ *                 requests on M and P go out together, so both are made at once
  *   --notify-filter-fd F --notify-sock-fd S
  *                 install the BPF program read from F as a seccomp filter with a listener
  *                 (SECCOMP_FILTER_FLAG_NEW_LISTENER), send the listener over the unix socket S
@@ -27,7 +31,7 @@
  *                 with it, a call the supervisor has taken waits for its answer until a fatal
  *                 signal only (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, where the kernel has it)
  * exit: the command's; 127 or 126 when it cannot be run; 125 on a usage error, when the masks
- * are not made, or when the ready byte cannot be written or the filter cannot be installed and
+ * are not made, the proxy's listeners not made, or when the ready byte cannot be written or the filter cannot be installed and
  * handed over (then the command does not run). */
 #include "config.h"
 
@@ -261,20 +265,28 @@ static int parse_fd(const char *s)
 	return (int)v;
 }
 
-/* zsp-run makes the masks while this waits: the sandbox's mounts are all there now, and nothing
- * of the command's runs yet. The kernel attaches this process's pid to the byte (zsp-run set
- * SO_PASSCRED), so zsp-run finds the mount namespace without asking the sandbox. */
-static void await_masks(int sock)
+/* zsp-run makes the masks (and the proxy's listeners) while this waits: the sandbox's mounts
+ * and network namespace are all there now, and nothing of the command's runs yet. The kernel
+ * attaches this process's pid to the byte (zsp-run set SO_PASSCRED), so zsp-run finds the
+ * namespaces without asking the sandbox. false when the byte could not be sent. */
+static bool ask(int sock, char what)
 {
-	char c = 'm';
 	ssize_t n;
-	while ((n = write(sock, &c, 1)) < 0 && errno == EINTR)
+	while ((n = write(sock, &what, 1)) < 0 && errno == EINTR)
 		;
-	if (n == 1)
+	return n == 1;
+}
+
+/* zsp-run's answer to ask(): "k", or the command does not run. */
+static void await_answer(int sock, bool asked, const char *what)
+{
+	char c = 0;
+	ssize_t n = asked ? 0 : -1;
+	if (asked)
 		while ((n = read(sock, &c, 1)) < 0 && errno == EINTR)
 			;
 	if (n != 1 || c != 'k')
-		fail(NULL, "zsp-exec: zsp-run did not mask the policy's files, so the command does not run", EXIT_SETUP);
+		fail(NULL, what, EXIT_SETUP);
 	close(sock);
 }
 
@@ -329,7 +341,7 @@ static void install_notify(int filter, int sock, bool killable)
 
 int main(int argc, char **argv)
 {
-	int ready = -1, filter = -1, sock = -1, masks = -1;
+	int ready = -1, filter = -1, sock = -1, masks = -1, net = -1;
 	bool close_fds = false, ctty = false, killable = false;
 	int i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -343,6 +355,8 @@ int main(int argc, char **argv)
 			killable = true;
 		else if (strcmp(argv[i], "--masks-sock") == 0 && i + 1 < argc && (masks = parse_fd(argv[i + 1])) >= 0)
 			i++;
+		else if (strcmp(argv[i], "--net-sock") == 0 && i + 1 < argc && (net = parse_fd(argv[i + 1])) >= 0)
+			i++;
 		else if (strcmp(argv[i], "--notify-filter-fd") == 0 && i + 1 < argc &&
 			 (filter = parse_fd(argv[i + 1])) >= 0)
 			i++;
@@ -350,7 +364,7 @@ int main(int argc, char **argv)
 			 (sock = parse_fd(argv[i + 1])) >= 0)
 			i++;
 		else
-			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M] "
+			fail(NULL, "zsp-exec: usage: zsp-exec [--ready-fd N] [--close-fds] [--ctty] [--masks-sock M] [--net-sock P] "
 			     "[--notify-filter-fd F --notify-sock-fd S [--notify-killable]] -- COMMAND [ARG]...", EXIT_SETUP);
 	}
 	if (i + 1 >= argc)
@@ -358,8 +372,12 @@ int main(int argc, char **argv)
 	if ((filter >= 0) != (sock >= 0))
 		fail(NULL, "zsp-exec: --notify-filter-fd and --notify-sock-fd go together", EXIT_SETUP);
 	char **cmd = argv + i + 1;
+	bool masks_asked = masks >= 0 && ask(masks, 'm'), net_asked = net >= 0 && ask(net, 'n');
 	if (masks >= 0)
-		await_masks(masks);
+		await_answer(masks, masks_asked, "zsp-exec: zsp-run did not mask the policy's files, so the command does not run");
+	if (net >= 0)
+		await_answer(net, net_asked, "zsp-exec: zsp-run did not make the proxy's listeners in the sandbox, so the "
+			     "command does not run");
 	if (filter >= 0)
 		install_notify(filter, sock, killable);
 	if (close_fds)

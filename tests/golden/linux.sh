@@ -47,7 +47,8 @@ emit() {
 		"$ZSPC" --emit "$1" $state -D WORKSPACE="$T/ws" -D HOME="$T/home" -D TMPDIR="$T/tmp" \
 		-D UID=1000 -D USER=u $3 "$2") 2>"$tmp/err" |
 		sed "s|$T|@T@|g; s|$tmp|@TMP@|g; s|/sandboxes/[0-9a-f]\{16\}|/sandboxes/@KEY@|g"
-	sed -i "s|$T|@T@|g; s|$tmp|@TMP@|g; s|$2|@SRC@|g" "$tmp/err"
+	# what the policy includes beside it (examples/node.zsp: workspace.zsp) is @SRCDIR@/NAME
+	sed -i "s|$T|@T@|g; s|$tmp|@TMP@|g; s|$2|@SRC@|g; s|$(dirname "$2")/|@SRCDIR@/|g" "$tmp/err"
 }
 
 for src in "$golden"/*.zsp "$top_srcdir"/examples/*.zsp; do
