@@ -91,9 +91,11 @@ policy "netproxy" {
   net { mode proxy; allow "127.0.0.1:$A"; }
 }
 EOF
+# a copy the unprivileged pass can read (the checkout may be under /root, mode 0700)
+cp "$top_srcdir"/examples/*.zsp "$tmp/" && chmod 644 "$tmp"/*.zsp
 cat >"$tmp/node-local.zsp" <<EOF
 zsp 1;
-include "$top_srcdir/examples/node.zsp";
+include "$tmp/node.zsp";
 policy "node-local" extends "node" {
   net { allow "127.0.0.1:$A"; }
 }
