@@ -43,9 +43,7 @@ int zsp_masks_listen(int sock)
 	return setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 }
 
-/* The pid the kernel attached to the exec step's request byte: >0, 0 when the sandbox closed
- * the socket first, -1 with errno. */
-static pid_t request(int sock)
+pid_t zsp_exec_step_request(int sock, char want)
 {
 	char c;
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
@@ -60,7 +58,7 @@ static pid_t request(int sock)
 	if (n <= 0)
 		return (pid_t)n;
 	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
-		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS && c == 'm') {
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS && c == want) {
 			struct ucred cr;
 			memcpy(&cr, CMSG_DATA(h), sizeof(cr));
 			if (cr.pid > 0)
@@ -232,7 +230,7 @@ pid_t zsp_masks_start(int sock, char *const *paths, size_t n)
 	if (dup2(sock, 3) != 3)
 		_exit(1);
 	syscall(SYS_close_range, 4U, ~0U, 0U);
-	pid_t pid = request(3);
+	pid_t pid = zsp_exec_step_request(3, 'm');
 	if (pid == 0)
 		_exit(0);
 	if (pid < 0) {

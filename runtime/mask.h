@@ -12,6 +12,11 @@
  * kernel then attaches the exec step's pid to its request. 0, or -1 with errno. */
 int zsp_masks_listen(int sock);
 
+/* The pid the kernel attached to the exec step's request byte on such a socket (the byte must be
+ * want: 'm' for the masks, 'n' for mode proxy's listeners): >0, 0 when the sandbox closed the
+ * socket first, -1 with errno (EPROTO for another byte or no credentials). */
+pid_t zsp_exec_step_request(int sock, char want);
+
 /* A child of zsp-run's, started before bwrap (so that its fork costs nothing on the way to the
  * command), that waits on sock for the exec step's request, then binds ZSP_MASK_PATH (linux.h)
  * over each of paths[0..n) in the mount namespace of the process that asked (opened there

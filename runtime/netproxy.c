@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "runtime/cli.h"
+#include "runtime/mask.h"
 #include "runtime/netproxy.h"
 #include "runtime/proxy.h"
 
@@ -154,33 +155,6 @@ int zsp_netproxy_listen(int sock)
 {
 	int one = 1;
 	return setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
-}
-
-/* The pid the kernel attached to the exec step's request byte: >0, 0 when the sandbox closed
- * the socket first, -1 with errno. */
-static pid_t request(int sock)
-{
-	char c;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
-	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-	ssize_t n;
-	while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	if (n <= 0)
-		return (pid_t)n;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
-		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS && c == 'n') {
-			struct ucred cr;
-			memcpy(&cr, CMSG_DATA(h), sizeof(cr));
-			if (cr.pid > 0)
-				return cr.pid;
-		}
-	errno = EPROTO;
-	return -1;
 }
 
 /* A listener on addr, non-blocking; -1 with errno. */
@@ -351,7 +325,7 @@ static _Noreturn void proxy_main(const zsp_ir_policy *p, const zsp_oracle_env *e
 		zsp_warn("cannot start the proxy: out of memory");
 		_exit(1);
 	}
-	pid_t pid = request(SOCK_FD);
+	pid_t pid = zsp_exec_step_request(SOCK_FD, 'n');
 	if (pid == 0)
 		_exit(0);
 	if (pid < 0) {
